@@ -1,0 +1,181 @@
+package dissect
+
+import "strings"
+
+// FieldType says how a field's value is represented in JSON, compared in
+// display filters and printed in the text tree.
+type FieldType uint8
+
+// Field types.
+const (
+	TypeNone   FieldType = iota // a protocol or subtree: present or not
+	TypeBool                    // true/false
+	TypeUint                    // unsigned integer, printed in decimal
+	TypeHex                     // unsigned integer, printed in hexadecimal (STags, offsets, CRCs)
+	TypeString                  // text (enums are lowercase strings)
+	TypeBytes                   // octets, lowercase hex in JSON
+	TypeList                    // a JSON array
+	TypeObject                  // a JSON object
+)
+
+var typeNames = [...]string{"none", "bool", "uint", "hex", "string", "bytes", "list", "object"}
+
+// String returns the type's name.
+func (t FieldType) String() string {
+	if int(t) < len(typeNames) {
+		return typeNames[t]
+	}
+	return "unknown"
+}
+
+// Field describes one named field. Name is the project's name, which is also
+// the JSON Lines key and the display-filter name; Aliases are Wireshark's
+// names for the same field (iwarp_mpa.*, iwarp_ddp.*, iwarp_rdma.*), accepted
+// wherever a field name is.
+type Field struct {
+	Name    string
+	Aliases []string
+	Type    FieldType
+	Desc    string
+	Ref     string // the RFC section that defines the field
+}
+
+// fields is the registry. It is unexported and never modified: Fields returns
+// a copy and Lookup reads it.
+var fields = [...]Field{
+	// Record-level keys (JSONL.md "Keys every record has" and fpdu keys).
+	{Name: "v", Type: TypeUint, Desc: "JSON Lines schema version (1)"},
+	{Name: "type", Type: TypeString, Desc: "record type: mpa, fpdu, message, finding, conn"},
+	{Name: "frame", Aliases: []string{"frame.number"}, Type: TypeUint, Desc: "1-based number of the frame holding the record's first octet"},
+	{Name: "ts", Type: TypeString, Desc: "timestamp of that frame, RFC 3339 with nanoseconds, UTC"},
+	{Name: "conn", Type: TypeUint, Desc: "connection id, 0-based, in order of first appearance"},
+	{Name: "src", Type: TypeString, Desc: "source endpoint ip:port"},
+	{Name: "dst", Type: TypeString, Desc: "destination endpoint ip:port"},
+	{Name: "dir", Type: TypeString, Desc: "direction: i2r (initiator to responder), r2i, or empty when unknown"},
+	{Name: "seq", Aliases: []string{"tcp.seq_raw"}, Type: TypeUint, Desc: "absolute TCP sequence number of the record's first octet"},
+	{Name: "len", Type: TypeUint, Desc: "octets on the wire (FPDU: markers, length field, ULPDU, pad and CRC)"},
+	{Name: "frames", Type: TypeList, Desc: "every frame that carried octets of this record"},
+	{Name: "payload_len", Type: TypeUint, Desc: "ULP payload octets in this DDP segment"},
+	{Name: "findings", Type: TypeList, Desc: "findings attached to this record"},
+
+	// MPA Request/Reply (RFC 5044 §7.1, RFC 6581 §9).
+	{Name: "mpa", Aliases: []string{"iwarp_mpa"}, Type: TypeNone, Desc: "Marker PDU Aligned framing", Ref: "RFC 5044"},
+	{Name: "kind", Aliases: []string{"mpa.kind"}, Type: TypeString, Desc: "MPA frame kind: request or reply", Ref: "RFC 5044 §7.1"},
+	{Name: "m", Aliases: []string{"mpa.m", "iwarp_mpa.marker_flag"}, Type: TypeBool, Desc: "M: the sender of this frame wants to receive markers", Ref: "RFC 5044 §7.1"},
+	{Name: "c", Aliases: []string{"mpa.c", "iwarp_mpa.crc_flag"}, Type: TypeBool, Desc: "C: the sender prefers CRC32c", Ref: "RFC 5044 §7.1"},
+	{Name: "r", Aliases: []string{"mpa.r", "iwarp_mpa.rej_flag"}, Type: TypeBool, Desc: "R: the responder rejects the connection", Ref: "RFC 5044 §7.1"},
+	{Name: "s", Aliases: []string{"mpa.s"}, Type: TypeBool, Desc: "S: Enhanced RDMA Connection Establishment data follows (rev 2)", Ref: "RFC 6581 §9"},
+	{Name: "res", Aliases: []string{"mpa.res", "iwarp_mpa.res"}, Type: TypeUint, Desc: "remaining reserved flag bits of octet 16", Ref: "RFC 5044 §7.1"},
+	{Name: "rev", Aliases: []string{"mpa.rev", "iwarp_mpa.rev"}, Type: TypeUint, Desc: "MPA revision", Ref: "RFC 5044 §7.1"},
+	{Name: "pd_len", Aliases: []string{"mpa.pd_len", "iwarp_mpa.pdlength"}, Type: TypeUint, Desc: "private data length", Ref: "RFC 5044 §7.1"},
+	{Name: "pd", Aliases: []string{"mpa.pd", "iwarp_mpa.privatedata"}, Type: TypeBytes, Desc: "private data", Ref: "RFC 5044 §7.1"},
+	{Name: "enhanced", Aliases: []string{"mpa.enhanced"}, Type: TypeObject, Desc: "Enhanced RDMA Connection Establishment data", Ref: "RFC 6581 §9"},
+	{Name: "enhanced.ird", Aliases: []string{"mpa.ird", "iwarp_mpa.ird"}, Type: TypeUint, Desc: "inbound RDMA Read queue depth offered", Ref: "RFC 6581 §9"},
+	{Name: "enhanced.ord", Aliases: []string{"mpa.ord", "iwarp_mpa.ord"}, Type: TypeUint, Desc: "outbound RDMA Read queue depth offered", Ref: "RFC 6581 §9"},
+	{Name: "enhanced.a", Type: TypeBool, Desc: "control flag A (RFC 6581: peer-to-peer)", Ref: "RFC 6581 §9"},
+	{Name: "enhanced.b", Type: TypeBool, Desc: "control flag B (RFC 6581: zero-length Send RTR)", Ref: "RFC 6581 §9"},
+	{Name: "enhanced.c", Type: TypeBool, Desc: "control flag C (RFC 6581: zero-length RDMA Write RTR)", Ref: "RFC 6581 §9"},
+	{Name: "enhanced.d", Type: TypeBool, Desc: "control flag D (RFC 6581: zero-length RDMA Read RTR)", Ref: "RFC 6581 §9"},
+	{Name: "enhanced.p2p", Type: TypeBool, Desc: "peer-to-peer mode requested", Ref: "RFC 6581 §9"},
+	{Name: "enhanced.rtr", Type: TypeList, Desc: "RTR message types allowed: send, write, read", Ref: "RFC 6581 §9"},
+
+	// FPDU (RFC 5044 §4).
+	{Name: "mpa.ulpdu_len", Aliases: []string{"iwarp_mpa.ulpdulength"}, Type: TypeUint, Desc: "ULPDU_Length: octets of the DDP segment", Ref: "RFC 5044 §4.1"},
+	{Name: "mpa.pad", Aliases: []string{"iwarp_mpa.pad"}, Type: TypeUint, Desc: "pad octets after the ULPDU", Ref: "RFC 5044 §4.1"},
+	{Name: "mpa.markers", Aliases: []string{"iwarp_mpa.markers"}, Type: TypeList, Desc: "markers inside the FPDU: seq, fpduptr, ok", Ref: "RFC 5044 §5"},
+	{Name: "mpa.marker.fpduptr", Aliases: []string{"iwarp_mpa.marker_fpduptr"}, Type: TypeUint, Desc: "marker FPDUPTR: octets back to the FPDU's first octet", Ref: "RFC 5044 §5.1"},
+	{Name: "mpa.marker.res", Aliases: []string{"iwarp_mpa.marker_res"}, Type: TypeUint, Desc: "marker reserved field", Ref: "RFC 5044 §5.1"},
+	{Name: "mpa.crc", Aliases: []string{"iwarp_mpa.crc"}, Type: TypeHex, Desc: "CRC field, read least significant octet first", Ref: "RFC 5044 §4.1"},
+	{Name: "mpa.crc_status", Aliases: []string{"iwarp_mpa.crc_check"}, Type: TypeString, Desc: "CRC verdict: ok, bad, unchecked (not negotiated), incomplete (octets missing)", Ref: "RFC 5044 §4.1"},
+
+	// DDP (RFC 5041 §4).
+	{Name: "ddp", Aliases: []string{"iwarp_ddp"}, Type: TypeNone, Desc: "Direct Data Placement", Ref: "RFC 5041"},
+	{Name: "ddp.t", Aliases: []string{"iwarp_ddp.tagged_flag"}, Type: TypeBool, Desc: "T: tagged buffer model", Ref: "RFC 5041 §4.2"},
+	{Name: "ddp.l", Aliases: []string{"iwarp_ddp.last_flag"}, Type: TypeBool, Desc: "L: last segment of the message", Ref: "RFC 5041 §4.2"},
+	{Name: "ddp.rsvd", Aliases: []string{"iwarp_ddp.rsvd"}, Type: TypeUint, Desc: "reserved control bits", Ref: "RFC 5041 §4.2"},
+	{Name: "ddp.dv", Aliases: []string{"iwarp_ddp.dv"}, Type: TypeUint, Desc: "DDP version: 1 IETF, 0 RDMAC", Ref: "RFC 5041 §4.2"},
+	{Name: "ddp.stag", Aliases: []string{"iwarp_ddp.stag"}, Type: TypeHex, Desc: "Data Sink STag (tagged)", Ref: "RFC 5041 §4.3"},
+	{Name: "ddp.to", Aliases: []string{"iwarp_ddp.tagged_offset"}, Type: TypeHex, Desc: "Data Sink tagged offset (tagged)", Ref: "RFC 5041 §4.3"},
+	{Name: "ddp.qn", Aliases: []string{"iwarp_ddp.qn"}, Type: TypeUint, Desc: "queue number (untagged)", Ref: "RFC 5041 §4.4"},
+	{Name: "ddp.msn", Aliases: []string{"iwarp_ddp.msn"}, Type: TypeUint, Desc: "message sequence number (untagged)", Ref: "RFC 5041 §4.4"},
+	{Name: "ddp.mo", Aliases: []string{"iwarp_ddp.mo"}, Type: TypeUint, Desc: "message offset (untagged)", Ref: "RFC 5041 §4.4"},
+
+	// RDMAP (RFC 5040 §4, RFC 7306).
+	{Name: "rdmap", Aliases: []string{"iwarp_rdma"}, Type: TypeNone, Desc: "RDMA Protocol", Ref: "RFC 5040"},
+	{Name: "rdmap.rv", Aliases: []string{"iwarp_rdma.version"}, Type: TypeUint, Desc: "RDMAP version: 1 IETF, 0 RDMAC", Ref: "RFC 5040 §4.2"},
+	{Name: "rdmap.rsvd", Aliases: []string{"iwarp_rdma.rsv"}, Type: TypeUint, Desc: "reserved control bits", Ref: "RFC 5040 §4.2"},
+	{Name: "rdmap.opcode", Aliases: []string{"iwarp_rdma.opcode"}, Type: TypeUint, Desc: "RDMAP opcode", Ref: "RFC 5040 §4.2"},
+	{Name: "rdmap.name", Type: TypeString, Desc: "opcode name", Ref: "RFC 5040 §4.2"},
+	{Name: "rdmap.inval_stag", Aliases: []string{"iwarp_rdma.inval_stag"}, Type: TypeHex, Desc: "STag to invalidate (Send with Invalidate)", Ref: "RFC 5040 §4.3"},
+	{Name: "rdmap.read", Aliases: []string{"iwarp_rdma.rr"}, Type: TypeObject, Desc: "RDMA Read Request header", Ref: "RFC 5040 §4.4"},
+	{Name: "rdmap.read.sink_stag", Aliases: []string{"iwarp_rdma.sinkstag"}, Type: TypeHex, Desc: "Data Sink STag", Ref: "RFC 5040 §4.4"},
+	{Name: "rdmap.read.sink_to", Aliases: []string{"iwarp_rdma.sinkto"}, Type: TypeHex, Desc: "Data Sink tagged offset", Ref: "RFC 5040 §4.4"},
+	{Name: "rdmap.read.size", Aliases: []string{"iwarp_rdma.rdmardsz"}, Type: TypeUint, Desc: "RDMA Read message size", Ref: "RFC 5040 §4.4"},
+	{Name: "rdmap.read.src_stag", Aliases: []string{"iwarp_rdma.srcstag"}, Type: TypeHex, Desc: "Data Source STag", Ref: "RFC 5040 §4.4"},
+	{Name: "rdmap.read.src_to", Aliases: []string{"iwarp_rdma.srcto"}, Type: TypeHex, Desc: "Data Source tagged offset", Ref: "RFC 5040 §4.4"},
+	{Name: "rdmap.immediate", Type: TypeHex, Desc: "immediate data (8 octets)", Ref: "RFC 7306 §5.1"},
+	{Name: "rdmap.atomic", Type: TypeObject, Desc: "atomic request or response header", Ref: "RFC 7306 §6"},
+
+	// Terminate (RFC 5040 §4.8).
+	{Name: "rdmap.term", Aliases: []string{"iwarp_rdma.terminate"}, Type: TypeObject, Desc: "Terminate header", Ref: "RFC 5040 §4.8"},
+	{Name: "rdmap.term.layer", Aliases: []string{"iwarp_rdma.term_layer"}, Type: TypeUint, Desc: "layer that detected the error: 0 RDMAP, 1 DDP, 2 LLP", Ref: "RFC 5040 §4.8"},
+	{Name: "rdmap.term.etype", Aliases: []string{"iwarp_rdma.term_etype", "iwarp_rdma.term_etype_rdma", "iwarp_rdma.term_etype_ddp", "iwarp_rdma.term_etype_llp"}, Type: TypeUint, Desc: "error type", Ref: "RFC 5040 §4.8"},
+	{Name: "rdmap.term.code", Aliases: []string{"iwarp_rdma.term_errcode", "iwarp_rdma.term_errcode_rdma", "iwarp_rdma.term_errcode_ddp_tagged", "iwarp_rdma.term_errcode_ddp_untagged", "iwarp_rdma.term_errcode_llp"}, Type: TypeUint, Desc: "error code", Ref: "RFC 5040 §4.8"},
+	{Name: "rdmap.term.m", Aliases: []string{"iwarp_rdma.term_hdrct_m"}, Type: TypeBool, Desc: "M: the DDP segment length is valid", Ref: "RFC 5040 §4.8"},
+	{Name: "rdmap.term.d", Aliases: []string{"iwarp_rdma.hdrct_d"}, Type: TypeBool, Desc: "D: the terminated DDP header is included", Ref: "RFC 5040 §4.8"},
+	{Name: "rdmap.term.r", Aliases: []string{"iwarp_rdma.hdrct_r"}, Type: TypeBool, Desc: "R: the terminated RDMA header is included", Ref: "RFC 5040 §4.8"},
+	{Name: "rdmap.term.ddp_seg_len", Aliases: []string{"iwarp_rdma.term_ddp_seg_len"}, Type: TypeUint, Desc: "length of the terminated DDP segment", Ref: "RFC 5040 §4.8"},
+	{Name: "rdmap.term.ddp", Aliases: []string{"iwarp_rdma.term_ddp_h"}, Type: TypeObject, Desc: "terminated DDP header", Ref: "RFC 5040 §4.8"},
+	{Name: "rdmap.term.rdmap", Aliases: []string{"iwarp_rdma.term_rdma_h"}, Type: TypeObject, Desc: "terminated RDMA header (Read Request)", Ref: "RFC 5040 §4.8"},
+	{Name: "rdmap.term.text", Type: TypeString, Desc: "the error in plain words", Ref: "RFC 5040 §4.8"},
+	{Name: "rdmap.term.siw_layout", Type: TypeBool, Desc: "control word laid out as Linux siw 6.1 writes it (little-endian bitfields)"},
+
+	// Findings.
+	{Name: "severity", Aliases: []string{"finding.severity"}, Type: TypeString, Desc: "finding severity: error, warning, note"},
+	{Name: "code", Aliases: []string{"finding.code"}, Type: TypeString, Desc: "stable dotted finding code"},
+	{Name: "msg", Aliases: []string{"finding.msg"}, Type: TypeString, Desc: "finding text"},
+	{Name: "ref", Aliases: []string{"finding.ref"}, Type: TypeString, Desc: "RFC section or seed rule the finding rests on"},
+}
+
+// Fields returns a copy of the registry, in its canonical order.
+func Fields() []Field {
+	out := make([]Field, len(fields))
+	copy(out, fields[:])
+	return out
+}
+
+// Lookup finds a field by its name or by any of its aliases (Wireshark's
+// names). Names are case-sensitive, as in Wireshark.
+func Lookup(name string) (Field, bool) {
+	for i := range fields {
+		if fields[i].Name == name {
+			return fields[i], true
+		}
+	}
+	for i := range fields {
+		for _, a := range fields[i].Aliases {
+			if a == name {
+				return fields[i], true
+			}
+		}
+	}
+	return Field{}, false
+}
+
+// Canonical maps a name or alias to the registry name ("" when unknown).
+func Canonical(name string) string {
+	f, ok := Lookup(name)
+	if !ok {
+		return ""
+	}
+	return f.Name
+}
+
+// Layer of a field name: the part before the first dot for namespaced
+// fields ("ddp" for "ddp.stag"), "mpa" for the MPA Request/Reply keys.
+func FieldLayer(name string) string {
+	if i := strings.IndexByte(name, '.'); i > 0 {
+		return name[:i]
+	}
+	return name
+}
