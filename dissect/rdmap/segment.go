@@ -1,0 +1,141 @@
+package rdmap
+
+import (
+	"encoding/binary"
+
+	"github.com/iwarpkit/iwarpkit/dissect"
+	"github.com/iwarpkit/iwarpkit/dissect/ddp"
+)
+
+// Segment is one decoded DDP segment carrying RDMAP, i.e. the ULPDU of one
+// MPA FPDU: the DDP header (RFC 5041 §4), the RDMAP control octet (RFC
+// 5040 §4.1) and the RDMAP header the opcode calls for.
+//
+// RV, Rsvd and Opcode are the fields of DDP.ULPCtrl. InvalSTag is
+// DDP.ULPRsvd when the opcode is Send with Invalidate or Send with SE and
+// Invalidate (untagged); zero otherwise. Of Read, Term, Immediate,
+// AtomicReq and AtomicResp only the one the opcode names is filled in:
+// Read for RDMA Read Request, Term for Terminate, Immediate for the two
+// Immediate Data opcodes (RFC 7306), AtomicReq and AtomicResp for Atomic
+// Request and Atomic Response (RFC 7306).
+//
+// HdrLen is the number of header octets (DDP plus RDMAP). Payload is the
+// rest of the segment: the ULP payload of Writes, Read Responses and
+// Sends, and normally empty for the other opcodes. It aliases the decoded
+// buffer and its capacity is capped at its length.
+type Segment struct {
+	DDP    ddp.Header
+	RV     uint8
+	Rsvd   uint8
+	Opcode Opcode
+
+	InvalSTag uint32
+
+	Read       ReadRequest
+	Term       Terminate
+	Immediate  uint64
+	AtomicReq  AtomicRequest
+	AtomicResp AtomicResponse
+
+	HdrLen  int
+	Payload []byte
+}
+
+// Control returns the RDMAP control octet built from s.RV, s.Rsvd and
+// s.Opcode, as AppendSegment writes it.
+func (s Segment) Control() Control { return MakeControl(s.RV, s.Rsvd, s.Opcode) }
+
+// Decode decodes one DDP segment carrying RDMAP: the DDP header, then the
+// RDMAP header its opcode needs (none for RDMA Write, Read Response and the
+// Sends; RFC 5040 §4.2 Figure 5, RFC 7306). The RDMAP header is read after
+// whichever DDP header the T bit gave, even when T contradicts the opcode;
+// Segment.Check reports that.
+//
+// Errors, returned unwrapped:
+//
+//   - dissect.ErrTruncated when ulpdu ends inside the DDP header (the
+//     Segment is then zero) or inside the RDMAP header (the Segment then
+//     holds the DDP header, RV, Rsvd, Opcode and InvalSTag, with HdrLen
+//     the DDP header's length and no Payload);
+//   - dissect.ErrUnknownOpcode for opcodes 0xC to 0xF: the Segment holds
+//     the DDP and control fields, HdrLen is the DDP header's length and
+//     Payload the rest of the segment.
+//
+// Decode does not allocate.
+func Decode(ulpdu []byte) (Segment, error) {
+	h, n, err := ddp.Decode(ulpdu)
+	if err != nil {
+		return Segment{}, err
+	}
+	c := Control(h.ULPCtrl)
+	s := Segment{DDP: h, RV: c.RV(), Rsvd: c.Rsvd(), Opcode: c.Opcode(), HdrLen: n}
+	if !h.T && s.Opcode.HasInvalidate() {
+		s.InvalSTag = h.ULPRsvd
+	}
+	rest := ulpdu[n:]
+	m := 0
+	switch s.Opcode {
+	case OpWrite, OpReadResponse, OpSend, OpSendInvalidate, OpSendSE, OpSendSEInvalidate:
+	case OpReadRequest:
+		if s.Read, err = DecodeReadRequest(rest); err != nil {
+			return s, err
+		}
+		m = ReadRequestLen
+	case OpTerminate:
+		if s.Term, m, err = DecodeTerminate(rest); err != nil {
+			return s, err
+		}
+	case OpImmediate, OpImmediateSE:
+		if len(rest) < ImmediateDataLen {
+			return s, dissect.ErrTruncated
+		}
+		s.Immediate = binary.BigEndian.Uint64(rest)
+		m = ImmediateDataLen
+	case OpAtomicRequest:
+		if s.AtomicReq, err = DecodeAtomicRequest(rest); err != nil {
+			return s, err
+		}
+		m = AtomicRequestLen
+	case OpAtomicResponse:
+		if s.AtomicResp, err = DecodeAtomicResponse(rest); err != nil {
+			return s, err
+		}
+		m = AtomicResponseLen
+	default:
+		s.Payload = rest[:len(rest):len(rest)]
+		return s, dissect.ErrUnknownOpcode
+	}
+	s.HdrLen = n + m
+	s.Payload = rest[m:len(rest):len(rest)]
+	return s, nil
+}
+
+// AppendSegment appends the wire form of s to dst: the DDP header, the
+// RDMAP header its opcode calls for, and s.Payload.
+//
+// The RDMAP control octet is built from s.RV, s.Rsvd and s.Opcode, and
+// for the two invalidate opcodes on an untagged header DDP octets 2..5
+// are s.InvalSTag; s.DDP.ULPCtrl, and then s.DDP.ULPRsvd, are ignored.
+// Decode of the result gives s back (HdrLen included) for every Segment
+// Decode returned without error or with ErrUnknownOpcode.
+func AppendSegment(dst []byte, s Segment) []byte {
+	h := s.DDP
+	h.ULPCtrl = uint8(s.Control())
+	if !h.T && s.Opcode.HasInvalidate() {
+		h.ULPRsvd = s.InvalSTag
+	}
+	dst = ddp.Append(dst, h)
+	switch s.Opcode & opcodeMask {
+	case OpReadRequest:
+		dst = AppendReadRequest(dst, s.Read)
+	case OpTerminate:
+		dst = AppendTerminate(dst, s.Term)
+	case OpImmediate, OpImmediateSE:
+		dst = binary.BigEndian.AppendUint64(dst, s.Immediate)
+	case OpAtomicRequest:
+		dst = AppendAtomicRequest(dst, s.AtomicReq)
+	case OpAtomicResponse:
+		dst = AppendAtomicResponse(dst, s.AtomicResp)
+	}
+	return append(dst, s.Payload...)
+}
