@@ -1,0 +1,614 @@
+package reassembly
+
+import (
+	"bytes"
+	"slices"
+	"time"
+)
+
+const (
+	// DefaultMaxBuffered is Options.MaxBuffered when left 0: 4 MiB.
+	DefaultMaxBuffered = 4 << 20
+	// DefaultWindow is Options.Window when left 0: 64 KiB.
+	DefaultWindow = 64 << 10
+
+	// pieceCost is the bookkeeping charged to the buffer cap per held piece
+	// (its descriptor and allocation overhead), so that many tiny (or empty,
+	// fully truncated) pieces stay bounded too.
+	pieceCost = 128
+	// Recycled piece buffers: at most freeMax of at most freeCap octets.
+	freeMax = 16
+	freeCap = 2048
+
+	// maxWireLen caps Segment.WireLen, so that a corrupt length cannot
+	// stretch a segment across half the sequence space.
+	maxWireLen = 1 << 30
+)
+
+// piece is a run of out-of-order octets held in the buffer: data was
+// captured, the miss octets after it were cut by the snaplen.
+type piece struct {
+	off   uint64
+	seq   SeqNum
+	data  []byte
+	miss  int
+	frame uint64
+	ts    time.Time
+}
+
+func (p *piece) end() uint64 { return p.off + uint64(len(p.data)) + uint64(p.miss) }
+
+// Stream reassembles one direction of a TCP connection. The zero value is
+// not usable: call NewStream. A Stream is not safe for concurrent use.
+type Stream struct {
+	maxBuf int
+	window int
+
+	started   bool
+	haveISN   bool
+	isn       SeqNum
+	originSeq SeqNum
+
+	// The next octet the stream expects: offset and sequence number.
+	nextOff uint64
+	nextSeq SeqNum
+
+	finKnown bool
+	finDone  bool
+	finOff   uint64
+	finSeq   SeqNum
+	finFrame uint64
+	finTS    time.Time
+
+	// Out-of-order pieces, sorted by offset, disjoint, all after nextOff:
+	// pieces[head:] are live.
+	pieces   []piece
+	head     int
+	bufBytes int // captured octets held
+	bufCost  int // bufBytes + pieceCost per piece
+	free     [][]byte
+
+	// Ring of the last window delivered octets: the octet at offset o is
+	// hist[o % window] for histStart <= o < nextOff, o+window >= nextOff.
+	hist      []byte
+	histStart uint64
+}
+
+// NewStream returns an empty Stream.
+func NewStream(opts Options) *Stream {
+	s := &Stream{maxBuf: opts.MaxBuffered, window: opts.Window}
+	switch {
+	case s.maxBuf == 0:
+		s.maxBuf = DefaultMaxBuffered
+	case s.maxBuf < 0:
+		s.maxBuf = 0
+	}
+	switch {
+	case s.window == 0:
+		s.window = DefaultWindow
+	case s.window < 0:
+		s.window = 0
+	}
+	return s
+}
+
+// NextSeq returns the sequence number the stream expects next (past the
+// FIN once the FIN was reached) and whether the stream has started.
+func (s *Stream) NextSeq() (SeqNum, bool) {
+	if s.finDone {
+		return s.nextSeq.Add(1), s.started
+	}
+	return s.nextSeq, s.started
+}
+
+// ISN returns the initial sequence number, if the SYN was seen.
+func (s *Stream) ISN() (SeqNum, bool) { return s.isn, s.haveISN }
+
+// Buffered returns the number of captured out-of-order octets held.
+func (s *Stream) Buffered() int { return s.bufBytes }
+
+// Add feeds one segment, in capture order. In-order octets go to h.Data at
+// once, without copying; octets ahead of a hole are copied into the buffer
+// and delivered when the hole fills (or is given up); octets already
+// delivered are compared with the retained window and reported. See the
+// package documentation for the events.
+func (s *Stream) Add(seg Segment, h Handler) {
+	wire := max(min(seg.WireLen, maxWireLen), len(seg.Payload))
+	seq := seg.Seq // sequence number of the first payload octet
+	if seg.Flags&SYN != 0 {
+		if !s.syn(&seg, h) {
+			return
+		}
+		seq = seg.Seq.Add(1)
+	}
+	if !s.started {
+		if seg.Flags&FIN == 0 && wire <= 1 {
+			// A pure ACK, a window probe or a keepalive gives no origin.
+			if wire == 1 {
+				s.event(h, EvRetransmit, 0, seq, 1, &seg)
+			}
+			if seg.Flags&RST != 0 {
+				s.event(h, EvRST, 0, seg.Seq, 0, &seg)
+			}
+			return
+		}
+		s.begin(seq)
+		s.event(h, EvMidstream, 0, seq, 0, &seg)
+	}
+	if wire > 0 {
+		s.data(&seg, seq, wire, h)
+	} else if seg.Flags&(SYN|FIN|RST) == 0 && !s.finDone && s.nextOff > 0 && s.offOf(seq) == int64(s.nextOff)-1 {
+		s.event(h, EvRetransmit, s.nextOff-1, seq, 0, &seg) // keepalive probe
+	}
+	if seg.Flags&FIN != 0 {
+		s.fin(seq.Add(wire), &seg, h)
+	}
+	s.settle(h)
+	if seg.Flags&RST != 0 {
+		s.event(h, EvRST, clampOff(s.offOf(seg.Seq)), seg.Seq, 0, &seg)
+	}
+}
+
+// Flush gives up on every hole: each is reported as an EvGap and what is
+// buffered is delivered in order, up to the FIN if one is known (which is
+// then reported). Call it at the end of the capture, or after a FIN or RST
+// when no more data is expected. The stream stays usable.
+func (s *Stream) Flush(h Handler) {
+	for s.head < len(s.pieces) {
+		p := &s.pieces[s.head]
+		if p.off > s.nextOff {
+			s.gap(p.off-s.nextOff, p.frame, p.ts, h)
+		}
+		s.drain(h)
+	}
+	if s.finKnown && !s.finDone && s.finOff > s.nextOff {
+		s.gap(s.finOff-s.nextOff, s.finFrame, s.finTS, h)
+	}
+	s.settle(h)
+}
+
+func (s *Stream) event(h Handler, k EventKind, off uint64, seq SeqNum, n int, seg *Segment) {
+	h.Event(Event{Kind: k, Off: off, Seq: seq, Len: n, Frame: seg.Frame, TS: seg.TS})
+}
+
+// begin sets the stream origin: offset 0 is sequence number seq.
+func (s *Stream) begin(seq SeqNum) {
+	s.started = true
+	s.originSeq = seq
+	s.nextSeq = seq
+	s.nextOff = 0
+	s.histStart = 0
+}
+
+// offOf maps a sequence number to a (possibly negative) stream offset,
+// relative to the next expected octet.
+func (s *Stream) offOf(seq SeqNum) int64 {
+	return int64(s.nextOff) + int64(seq.Diff(s.nextSeq))
+}
+
+func clampOff(off int64) uint64 {
+	if off < 0 {
+		return 0
+	}
+	return uint64(off)
+}
+
+// syn handles the SYN flag and reports whether the segment's data should
+// be processed.
+func (s *Stream) syn(seg *Segment, h Handler) bool {
+	switch {
+	case !s.started:
+		s.haveISN, s.isn = true, seg.Seq
+		s.begin(seg.Seq.Add(1))
+	case s.haveISN:
+		if seg.Seq == s.isn {
+			return true // retransmitted SYN
+		}
+		s.event(h, EvConflict, clampOff(s.offOf(seg.Seq.Add(1))), seg.Seq, 0, seg)
+		return false
+	case seg.Seq.Add(1) == s.originSeq:
+		// The SYN arrives after the first data of a stream that started
+		// without it, and agrees with it.
+		s.haveISN, s.isn = true, seg.Seq
+	default:
+		s.event(h, EvConflict, clampOff(s.offOf(seg.Seq.Add(1))), seg.Seq, 0, seg)
+		return false
+	}
+	s.event(h, EvSYN, 0, seg.Seq, 0, seg)
+	return true
+}
+
+// fin records the FIN at sequence number pos.
+func (s *Stream) fin(pos SeqNum, seg *Segment, h Handler) {
+	if s.finKnown && pos == s.finSeq {
+		return // retransmitted FIN
+	}
+	off := s.offOf(pos)
+	if s.finKnown || off < int64(s.nextOff) {
+		// A second FIN elsewhere, or one before octets already delivered.
+		s.event(h, EvConflict, clampOff(off), pos, 0, seg)
+		return
+	}
+	s.finKnown = true
+	s.finOff, s.finSeq = uint64(off), pos
+	s.finFrame, s.finTS = seg.Frame, seg.TS
+	s.cutPieces(s.finOff, h)
+}
+
+// settle reports the FIN once the stream has reached it.
+func (s *Stream) settle(h Handler) {
+	if s.finKnown && !s.finDone && s.nextOff == s.finOff {
+		s.finDone = true
+		h.Event(Event{Kind: EvFIN, Off: s.finOff, Seq: s.finSeq, Frame: s.finFrame, TS: s.finTS})
+	}
+}
+
+// data handles the wire octets of a segment (payload, and the octets the
+// capture cut after it) starting at sequence number seq.
+func (s *Stream) data(seg *Segment, seq SeqNum, wire int, h Handler) {
+	payload := seg.Payload
+	rel := s.offOf(seq)
+	if miss := wire - len(payload); miss > 0 {
+		s.event(h, EvTruncated, clampOff(rel+int64(len(payload))), seq.Add(len(payload)), miss, seg)
+	}
+	// Keepalive probe: one octet just below the next expected one, often
+	// garbage: not compared.
+	if wire == 1 && !s.finDone && s.nextOff > 0 && rel == int64(s.nextOff)-1 {
+		s.event(h, EvRetransmit, s.nextOff-1, seq, 1, seg)
+		return
+	}
+	// skip drops the first n octets of the segment.
+	skip := func(n int) {
+		seq = seq.Add(n)
+		rel += int64(n)
+		wire -= n
+		payload = payload[min(n, len(payload)):]
+	}
+	if rel < 0 {
+		// Before the origin: never captured, never delivered.
+		n := int(min(-rel, int64(wire)))
+		s.event(h, EvRetransmit, 0, seq, n, seg)
+		if skip(n); wire == 0 {
+			return
+		}
+	}
+	if s.finKnown && rel+int64(wire) > int64(s.finOff) {
+		from := max(rel, int64(s.finOff))
+		n := int(rel + int64(wire) - from)
+		s.event(h, EvConflict, uint64(from), seq.Add(int(from-rel)), n, seg)
+		wire -= n
+		payload = payload[:min(len(payload), wire)]
+		if wire == 0 {
+			return
+		}
+	}
+	for {
+		if next := int64(s.nextOff); rel < next {
+			n := int(min(next-rel, int64(wire)))
+			s.overlapDelivered(uint64(rel), seq, payload[:min(n, len(payload))], n, seg, h)
+			if skip(n); wire == 0 {
+				return
+			}
+		}
+		if uint64(rel) == s.nextOff {
+			s.inOrder(seq, payload, wire, seg, h)
+			return
+		}
+		if s.bufCost+s.cost(uint64(rel), len(payload), wire) <= s.maxBuf {
+			s.hold(uint64(rel), seq, payload, wire, seg, h)
+			return
+		}
+		s.forceSkip(uint64(rel), seg, h)
+	}
+}
+
+// inOrder delivers a segment that starts at nextOff. Where held pieces
+// overlap it, the pieces win (first copy wins).
+func (s *Stream) inOrder(seq SeqNum, payload []byte, wire int, seg *Segment, h Handler) {
+	off := s.nextOff
+	end := off + uint64(wire)
+	if s.head == len(s.pieces) || s.pieces[s.head].off >= end {
+		// Fast path: nothing held inside this segment.
+		s.deliver(payload, seg.Frame, seg.TS, h)
+		if miss := wire - len(payload); miss > 0 {
+			s.gap(uint64(miss), seg.Frame, seg.TS, h)
+		}
+		s.drain(h)
+		return
+	}
+	for s.nextOff < end {
+		cur := s.nextOff
+		if s.head < len(s.pieces) && s.pieces[s.head].off == cur {
+			p := &s.pieces[s.head]
+			s.overlapPiece(off, seq, payload, cur, min(end, p.end()), p, seg, h)
+			s.deliverPiece(h)
+			continue
+		}
+		pe := end
+		if s.head < len(s.pieces) {
+			pe = min(pe, s.pieces[s.head].off)
+		}
+		i0, i1 := cur-off, pe-off
+		n := uint64(len(payload))
+		if i0 < n {
+			s.deliver(payload[i0:min(i1, n)], seg.Frame, seg.TS, h)
+		}
+		if i1 > n {
+			s.gap(i1-max(i0, n), seg.Frame, seg.TS, h)
+		}
+	}
+	s.drain(h)
+}
+
+// deliver hands in-order octets to the handler and remembers them.
+func (s *Stream) deliver(b []byte, frame uint64, ts time.Time, h Handler) {
+	if len(b) == 0 {
+		return
+	}
+	h.Data(Chunk{Off: s.nextOff, Seq: s.nextSeq, Data: b, Frame: frame, TS: ts})
+	s.remember(b)
+	s.nextOff += uint64(len(b))
+	s.nextSeq = s.nextSeq.Add(len(b))
+}
+
+// gap skips n octets that will never be delivered.
+func (s *Stream) gap(n uint64, frame uint64, ts time.Time, h Handler) {
+	if n == 0 {
+		return
+	}
+	h.Event(Event{Kind: EvGap, Off: s.nextOff, Seq: s.nextSeq, Len: int(n), Frame: frame, TS: ts})
+	s.nextOff += n
+	s.nextSeq = s.nextSeq.Add(int(n))
+	s.histStart = s.nextOff
+}
+
+// remember copies delivered octets (at nextOff) into the history ring.
+func (s *Stream) remember(b []byte) {
+	w := s.window
+	if w == 0 {
+		return
+	}
+	if s.hist == nil {
+		s.hist = make([]byte, w)
+	}
+	off := s.nextOff
+	if len(b) > w {
+		off += uint64(len(b) - w)
+		b = b[len(b)-w:]
+	}
+	i := int(off % uint64(w))
+	n := copy(s.hist[i:], b)
+	copy(s.hist, b[n:])
+}
+
+// same compares b, delivered at offset off, with the history; octets no
+// longer (or never) in the history count as equal.
+func (s *Stream) same(off uint64, b []byte) bool {
+	if s.window == 0 {
+		return true
+	}
+	lo := s.histStart
+	if w := uint64(s.window); s.nextOff > w {
+		lo = max(lo, s.nextOff-w)
+	}
+	if off < lo {
+		if lo-off >= uint64(len(b)) {
+			return true
+		}
+		b = b[lo-off:]
+		off = lo
+	}
+	if end := off + uint64(len(b)); end > s.nextOff {
+		b = b[:len(b)-int(end-s.nextOff)]
+	}
+	for len(b) > 0 {
+		i := int(off % uint64(s.window))
+		n := min(len(b), s.window-i)
+		if !bytes.Equal(s.hist[i:i+n], b[:n]) {
+			return false
+		}
+		b = b[n:]
+		off += uint64(n)
+	}
+	return true
+}
+
+// overlapDelivered reports n octets at offset off (before nextOff), whose
+// captured part is b, as a retransmission or a conflict.
+func (s *Stream) overlapDelivered(off uint64, seq SeqNum, b []byte, n int, seg *Segment, h Handler) {
+	k := EvRetransmit
+	if !s.same(off, b) {
+		k = EvConflict
+	}
+	s.event(h, k, off, seq, n, seg)
+}
+
+// overlapPiece reports the octets [from, to) of a segment that starts at
+// offset off with sequence number seq and captured payload, which overlap
+// the held piece p, as a retransmission or a conflict.
+func (s *Stream) overlapPiece(off uint64, seq SeqNum, payload []byte, from, to uint64, p *piece, seg *Segment, h Handler) {
+	// Compare where both were captured.
+	lo := from
+	hi := min(to, off+uint64(len(payload)), p.off+uint64(len(p.data)))
+	k := EvRetransmit
+	if lo < hi && !bytes.Equal(payload[lo-off:hi-off], p.data[lo-p.off:hi-p.off]) {
+		k = EvConflict
+	}
+	s.event(h, k, from, seq.Add(int(from-off)), int(to-from), seg)
+}
+
+// cost returns what holding the parts of a segment [off, off+wire) with
+// captured octets [off, off+n) not already held would add to bufCost.
+func (s *Stream) cost(off uint64, n, wire int) int {
+	end := off + uint64(wire)
+	capEnd := off + uint64(n)
+	c := 0
+	cur := off
+	for i := s.find(off); cur < end; i++ {
+		pe := end
+		if i < len(s.pieces) {
+			pe = min(pe, s.pieces[i].off)
+		}
+		if cur < pe {
+			c += pieceCost
+			if cur < capEnd {
+				c += int(min(pe, capEnd) - cur)
+			}
+		}
+		if i >= len(s.pieces) {
+			break
+		}
+		cur = max(cur, s.pieces[i].end())
+	}
+	return c
+}
+
+// find returns the index of the first live piece that ends after off.
+func (s *Stream) find(off uint64) int {
+	live := s.pieces[s.head:]
+	i, _ := slices.BinarySearchFunc(live, off, func(p piece, off uint64) int {
+		if p.end() <= off {
+			return -1
+		}
+		return 1
+	})
+	return s.head + i
+}
+
+// hold copies the parts of an out-of-order segment [off, off+wire) that no
+// held piece covers into new pieces, and reports the overlaps.
+func (s *Stream) hold(off uint64, seq SeqNum, payload []byte, wire int, seg *Segment, h Handler) {
+	s.event(h, EvOutOfOrder, off, seq, wire, seg)
+	end := off + uint64(wire)
+	n := uint64(len(payload))
+	cur := off
+	i := s.find(off)
+	for cur < end {
+		if i < len(s.pieces) && s.pieces[i].off <= cur {
+			p := &s.pieces[i]
+			to := min(end, p.end())
+			s.overlapPiece(off, seq, payload, cur, to, p, seg, h)
+			cur = to
+			i++
+			continue
+		}
+		pe := end
+		if i < len(s.pieces) {
+			pe = min(pe, s.pieces[i].off)
+		}
+		i0, i1 := cur-off, pe-off
+		var data []byte
+		if i0 < n {
+			src := payload[i0:min(i1, n)]
+			data = append(s.alloc(len(src)), src...)
+		}
+		p := piece{
+			off:   cur,
+			seq:   seq.Add(int(i0)),
+			data:  data,
+			miss:  int(i1-i0) - len(data),
+			frame: seg.Frame,
+			ts:    seg.TS,
+		}
+		s.pieces = slices.Insert(s.pieces, i, p)
+		s.bufBytes += len(data)
+		s.bufCost += len(data) + pieceCost
+		cur = pe
+		i++
+	}
+}
+
+// forceSkip makes room when a segment at off does not fit: it gives up on
+// the hole at nextOff, up to the first held piece or to the segment,
+// whichever comes first.
+func (s *Stream) forceSkip(off uint64, seg *Segment, h Handler) {
+	target, frame, ts := off, seg.Frame, seg.TS
+	if s.head < len(s.pieces) && s.pieces[s.head].off < target {
+		p := &s.pieces[s.head]
+		target, frame, ts = p.off, p.frame, p.ts
+	}
+	s.event(h, EvBufferFull, s.nextOff, s.nextSeq, int(target-s.nextOff), seg)
+	s.gap(target-s.nextOff, frame, ts, h)
+	s.drain(h)
+}
+
+// drain delivers the held pieces that have become in order.
+func (s *Stream) drain(h Handler) {
+	for s.head < len(s.pieces) && s.pieces[s.head].off == s.nextOff {
+		s.deliverPiece(h)
+	}
+}
+
+// deliverPiece delivers the first held piece, which starts at nextOff.
+func (s *Stream) deliverPiece(h Handler) {
+	p := s.pieces[s.head]
+	s.pieces[s.head] = piece{}
+	s.head++
+	if s.head == len(s.pieces) {
+		s.pieces = s.pieces[:0]
+		s.head = 0
+	} else if s.head >= 64 && s.head*2 >= len(s.pieces) {
+		n := copy(s.pieces, s.pieces[s.head:])
+		clear(s.pieces[n:])
+		s.pieces = s.pieces[:n]
+		s.head = 0
+	}
+	s.bufBytes -= len(p.data)
+	s.bufCost -= len(p.data) + pieceCost
+	s.deliver(p.data, p.frame, p.ts, h)
+	if p.miss > 0 {
+		s.gap(uint64(p.miss), p.frame, p.ts, h)
+	}
+	s.release(p.data)
+}
+
+// cutPieces drops held octets at or after limit (past the FIN).
+func (s *Stream) cutPieces(limit uint64, h Handler) {
+	for len(s.pieces) > s.head {
+		p := &s.pieces[len(s.pieces)-1]
+		if p.end() <= limit {
+			return
+		}
+		from := max(p.off, limit)
+		h.Event(Event{Kind: EvConflict, Off: from, Seq: p.seq.Add(int(from - p.off)), Len: int(p.end() - from), Frame: p.frame, TS: p.ts})
+		if p.off < limit {
+			keep := int(limit - p.off)
+			if keep < len(p.data) {
+				s.bufBytes -= len(p.data) - keep
+				s.bufCost -= len(p.data) - keep
+				p.data = p.data[:keep]
+			}
+			p.miss = keep - len(p.data)
+			return
+		}
+		s.bufBytes -= len(p.data)
+		s.bufCost -= len(p.data) + pieceCost
+		s.release(p.data)
+		*p = piece{}
+		s.pieces = s.pieces[:len(s.pieces)-1]
+	}
+	if s.head == len(s.pieces) {
+		s.pieces, s.head = s.pieces[:0], 0
+	}
+}
+
+// alloc returns an empty slice with room for n octets, recycled if possible.
+func (s *Stream) alloc(n int) []byte {
+	for i := len(s.free) - 1; i >= 0; i-- {
+		if b := s.free[i]; cap(b) >= n {
+			s.free[i] = s.free[len(s.free)-1]
+			s.free[len(s.free)-1] = nil
+			s.free = s.free[:len(s.free)-1]
+			return b[:0]
+		}
+	}
+	return make([]byte, 0, max(n, 64))
+}
+
+// release returns a piece's buffer for reuse.
+func (s *Stream) release(b []byte) {
+	if cap(b) == 0 || cap(b) > freeCap || len(s.free) >= freeMax {
+		return
+	}
+	s.free = append(s.free, b[:0])
+}

@@ -1,0 +1,459 @@
+package reassembly
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// out is one recorded Handler call: a chunk (Kind 0) or an event.
+type out struct {
+	Kind  EventKind
+	Off   uint64
+	Seq   SeqNum
+	Len   int
+	Data  string
+	Frame uint64
+}
+
+func (o out) String() string {
+	if o.Kind == 0 {
+		return fmt.Sprintf("D(off=%d seq=%d %q f%d)", o.Off, o.Seq, o.Data, o.Frame)
+	}
+	return fmt.Sprintf("%v(off=%d seq=%d len=%d f%d)", o.Kind, o.Off, o.Seq, o.Len, o.Frame)
+}
+
+// D and E build expected outputs.
+func D(off uint64, seq SeqNum, data string, frame uint64) out {
+	return out{Off: off, Seq: seq, Len: len(data), Data: data, Frame: frame}
+}
+
+func E(k EventKind, off uint64, seq SeqNum, n int, frame uint64) out {
+	return out{Kind: k, Off: off, Seq: seq, Len: n, Frame: frame}
+}
+
+// recorder is a Handler that records everything and checks that TS is
+// passed through with Frame (tests set TS from the frame number).
+type recorder struct {
+	t    testing.TB
+	outs []out
+}
+
+func ts(frame uint64) time.Time { return time.Unix(int64(frame), 0) }
+
+func (r *recorder) Data(c Chunk) {
+	if !c.TS.Equal(ts(c.Frame)) {
+		r.t.Errorf("chunk frame %d has TS %v", c.Frame, c.TS)
+	}
+	r.outs = append(r.outs, out{Off: c.Off, Seq: c.Seq, Len: len(c.Data), Data: string(c.Data), Frame: c.Frame})
+}
+
+func (r *recorder) Event(e Event) {
+	if !e.TS.Equal(ts(e.Frame)) {
+		r.t.Errorf("event %v frame %d has TS %v", e.Kind, e.Frame, e.TS)
+	}
+	r.outs = append(r.outs, out{Kind: e.Kind, Off: e.Off, Seq: e.Seq, Len: e.Len, Frame: e.Frame})
+}
+
+// step is one input of a scenario: a segment, or a Flush when flush is set.
+type step struct {
+	seq     SeqNum
+	flags   Flags
+	data    string
+	wireLen int
+	flush   bool
+}
+
+func seg(seq SeqNum, flags Flags, data string) step { return step{seq: seq, flags: flags, data: data} }
+func cut(seq SeqNum, data string, wireLen int) step {
+	return step{seq: seq, data: data, wireLen: wireLen}
+}
+
+var flush = step{flush: true}
+
+// run feeds the steps, numbering frames from 1 in step order.
+func run(t testing.TB, opts Options, steps []step) (*Stream, []out) {
+	s := NewStream(opts)
+	r := &recorder{t: t}
+	for i, st := range steps {
+		if st.flush {
+			s.Flush(r)
+			continue
+		}
+		f := uint64(i + 1)
+		s.Add(Segment{
+			Seq: st.seq, Flags: st.flags, Payload: []byte(st.data), Frame: f, TS: ts(f),
+			WireLen: st.wireLen, Truncated: st.wireLen > len(st.data),
+		}, r)
+	}
+	return s, r.outs
+}
+
+func TestScenarios(t *testing.T) {
+	const isn = 1000 // data starts at 1001
+	syn := seg(isn, SYN, "")
+	a10, b10, c10, b40 := strings.Repeat("a", 10), strings.Repeat("b", 10), strings.Repeat("c", 10), strings.Repeat("b", 40)
+	tests := []struct {
+		name  string
+		opts  Options
+		steps []step
+		want  []out
+	}{
+		{
+			name:  "in order",
+			steps: []step{syn, seg(1001, ACK, "hello"), seg(1006, ACK|PSH, "world"), seg(1011, FIN|ACK, "")},
+			want: []out{E(EvSYN, 0, 1000, 0, 1), D(0, 1001, "hello", 2), D(5, 1006, "world", 3),
+				E(EvFIN, 10, 1011, 0, 4)},
+		},
+		{
+			name:  "data on SYN",
+			steps: []step{seg(isn, SYN, "ab"), seg(1003, 0, "cd")},
+			want:  []out{E(EvSYN, 0, 1000, 0, 1), D(0, 1001, "ab", 1), D(2, 1003, "cd", 2)},
+		},
+		{
+			name:  "reorder",
+			steps: []step{syn, seg(1006, 0, "world"), seg(1001, 0, "hello")},
+			want: []out{E(EvSYN, 0, 1000, 0, 1), E(EvOutOfOrder, 5, 1006, 5, 2),
+				D(0, 1001, "hello", 3), D(5, 1006, "world", 2)},
+		},
+		{
+			name:  "identical retransmission",
+			steps: []step{syn, seg(1001, 0, "hello"), seg(1001, 0, "hello")},
+			want:  []out{E(EvSYN, 0, 1000, 0, 1), D(0, 1001, "hello", 2), E(EvRetransmit, 0, 1001, 5, 3)},
+		},
+		{
+			name:  "partial identical overlap",
+			steps: []step{syn, seg(1001, 0, "hello"), seg(1004, 0, "loWOR")},
+			want: []out{E(EvSYN, 0, 1000, 0, 1), D(0, 1001, "hello", 2),
+				E(EvRetransmit, 3, 1004, 2, 3), D(5, 1006, "WOR", 3)},
+		},
+		{
+			name:  "partial conflicting overlap",
+			steps: []step{syn, seg(1001, 0, "hello"), seg(1004, 0, "XYwo")},
+			want: []out{E(EvSYN, 0, 1000, 0, 1), D(0, 1001, "hello", 2),
+				E(EvConflict, 3, 1004, 2, 3), D(5, 1006, "wo", 3)},
+		},
+		{
+			// The held piece "world" wins over the later "WOR".
+			name:  "out of order overlapping a held piece",
+			steps: []step{syn, seg(1006, 0, "world"), seg(1002, 0, "elloWOR"), seg(1001, 0, "h")},
+			want: []out{E(EvSYN, 0, 1000, 0, 1), E(EvOutOfOrder, 5, 1006, 5, 2),
+				E(EvOutOfOrder, 1, 1002, 7, 3), E(EvConflict, 5, 1006, 3, 3),
+				D(0, 1001, "h", 4), D(1, 1002, "ello", 3), D(5, 1006, "world", 2)},
+		},
+		{
+			name:  "in order segment overlapping a held piece",
+			steps: []step{syn, seg(1006, 0, "wor"), seg(1001, 0, "helloWORLD")},
+			want: []out{E(EvSYN, 0, 1000, 0, 1), E(EvOutOfOrder, 5, 1006, 3, 2),
+				D(0, 1001, "hello", 3), E(EvConflict, 5, 1006, 3, 3), D(5, 1006, "wor", 2),
+				D(8, 1009, "LD", 3)},
+		},
+		{
+			name:  "duplicate held piece",
+			steps: []step{syn, seg(1006, 0, "world"), seg(1006, 0, "world"), flush},
+			want: []out{E(EvSYN, 0, 1000, 0, 1), E(EvOutOfOrder, 5, 1006, 5, 2),
+				E(EvOutOfOrder, 5, 1006, 5, 3), E(EvRetransmit, 5, 1006, 5, 3),
+				E(EvGap, 0, 1001, 5, 2), D(5, 1006, "world", 2)},
+		},
+		{
+			// After the gap [5, 10) the late octets are reported, not delivered.
+			name:  "gap at flush, then late data",
+			steps: []step{syn, seg(1001, 0, "hello"), seg(1011, 0, "world"), flush, seg(1006, 0, "XXXXX")},
+			want: []out{E(EvSYN, 0, 1000, 0, 1), D(0, 1001, "hello", 2), E(EvOutOfOrder, 10, 1011, 5, 3),
+				E(EvGap, 5, 1006, 5, 3), D(10, 1011, "world", 3), E(EvRetransmit, 5, 1006, 5, 5)},
+		},
+		{
+			name: "midstream",
+			steps: []step{seg(5000, ACK, "abc"), seg(4997, ACK, "xyz"), seg(4998, ACK, "zzabcd"),
+				seg(5000, ACK, "abX")},
+			want: []out{E(EvMidstream, 0, 5000, 0, 1), D(0, 5000, "abc", 1),
+				E(EvRetransmit, 0, 4997, 3, 2),
+				E(EvRetransmit, 0, 4998, 2, 3), E(EvRetransmit, 0, 5000, 3, 3), D(3, 5003, "d", 3),
+				E(EvConflict, 0, 5000, 3, 4)},
+		},
+		{
+			name:  "midstream starting with a one-octet segment",
+			steps: []step{seg(4999, ACK, "x"), seg(5000, ACK, ""), seg(5000, ACK, "abc")},
+			want: []out{E(EvRetransmit, 0, 4999, 1, 1), E(EvMidstream, 0, 5000, 0, 3),
+				D(0, 5000, "abc", 3)},
+		},
+		{
+			name: "keepalive",
+			steps: []step{syn, seg(1001, 0, "hello"), seg(1005, ACK, "Z"), seg(1005, ACK, ""),
+				seg(1006, ACK, "")},
+			want: []out{E(EvSYN, 0, 1000, 0, 1), D(0, 1001, "hello", 2),
+				E(EvRetransmit, 4, 1005, 1, 3), E(EvRetransmit, 4, 1005, 0, 4)},
+		},
+		{
+			// ISN 2^32-3: the data's sequence numbers run 2^32-2, 2^32-1, 0, 1, ...
+			name: "sequence wrap",
+			steps: []step{seg(0xFFFFFFFD, SYN, ""), seg(0xFFFFFFFE, 0, "abcd"), seg(2, 0, "efgh"),
+				seg(10, 0, "mnop"), seg(6, 0, "ijkl"), seg(14, FIN, "")},
+			want: []out{E(EvSYN, 0, 0xFFFFFFFD, 0, 1), D(0, 0xFFFFFFFE, "abcd", 2), D(4, 2, "efgh", 3),
+				E(EvOutOfOrder, 12, 10, 4, 4), D(8, 6, "ijkl", 5), D(12, 10, "mnop", 4),
+				E(EvFIN, 16, 14, 0, 6)},
+		},
+		{
+			name:  "truncated in order",
+			steps: []step{syn, cut(1001, "hel", 5), seg(1006, 0, "world")},
+			want: []out{E(EvSYN, 0, 1000, 0, 1), E(EvTruncated, 3, 1004, 2, 2), D(0, 1001, "hel", 2),
+				E(EvGap, 3, 1004, 2, 2), D(5, 1006, "world", 3)},
+		},
+		{
+			name:  "truncated out of order",
+			steps: []step{syn, cut(1006, "wo", 5), seg(1001, 0, "hello"), seg(1008, 0, "RLD!")},
+			want: []out{E(EvSYN, 0, 1000, 0, 1), E(EvTruncated, 7, 1008, 3, 2), E(EvOutOfOrder, 5, 1006, 5, 2),
+				D(0, 1001, "hello", 3), D(5, 1006, "wo", 2), E(EvGap, 7, 1008, 3, 2),
+				E(EvRetransmit, 7, 1008, 3, 4), D(10, 1011, "!", 4)},
+		},
+		{
+			// Cost per piece: octets + 128. Two pieces (276) fit in 300, a
+			// third (414) does not: the hole [0, 10) is given up; then the
+			// third fits (276).
+			name:  "buffer full",
+			opts:  Options{MaxBuffered: 300},
+			steps: []step{syn, seg(1011, 0, a10), seg(1031, 0, b10), seg(1051, 0, c10), flush},
+			want: []out{E(EvSYN, 0, 1000, 0, 1), E(EvOutOfOrder, 10, 1011, 10, 2),
+				E(EvOutOfOrder, 30, 1031, 10, 3),
+				E(EvBufferFull, 0, 1001, 10, 4), E(EvGap, 0, 1001, 10, 2), D(10, 1011, a10, 2),
+				E(EvOutOfOrder, 50, 1051, 10, 4),
+				E(EvGap, 20, 1021, 10, 3), D(30, 1031, b10, 3), E(EvGap, 40, 1041, 10, 4), D(50, 1051, c10, 4)},
+		},
+		{
+			// 138 + 168 > 200: after giving up [0, 10) the segment is in order.
+			name:  "buffer full, segment becomes in order",
+			opts:  Options{MaxBuffered: 200},
+			steps: []step{syn, seg(1011, 0, a10), seg(1021, 0, b40)},
+			want: []out{E(EvSYN, 0, 1000, 0, 1), E(EvOutOfOrder, 10, 1011, 10, 2),
+				E(EvBufferFull, 0, 1001, 10, 3), E(EvGap, 0, 1001, 10, 2), D(10, 1011, a10, 2),
+				D(20, 1021, b40, 3)},
+		},
+		{
+			name:  "no buffering",
+			opts:  Options{MaxBuffered: -1},
+			steps: []step{syn, seg(1006, 0, "world"), seg(1001, 0, "hello")},
+			want: []out{E(EvSYN, 0, 1000, 0, 1), E(EvBufferFull, 0, 1001, 5, 2), E(EvGap, 0, 1001, 5, 2),
+				D(5, 1006, "world", 2), E(EvRetransmit, 0, 1001, 5, 3)},
+		},
+		{
+			// FIN at 1011 (offset 10). Data after it conflicts; the FIN's
+			// retransmission is a retransmission.
+			name: "FIN out of order, data past FIN, FIN retransmitted",
+			steps: []step{syn, seg(1006, FIN, "world"), seg(1001, 0, "hello"), seg(1012, 0, "zz"),
+				seg(1006, FIN, "world")},
+			want: []out{E(EvSYN, 0, 1000, 0, 1), E(EvOutOfOrder, 5, 1006, 5, 2),
+				D(0, 1001, "hello", 3), D(5, 1006, "world", 2), E(EvFIN, 10, 1011, 0, 2),
+				E(EvConflict, 11, 1012, 2, 4), E(EvRetransmit, 5, 1006, 5, 5)},
+		},
+		{
+			name:  "held data past a later FIN is dropped",
+			steps: []step{syn, seg(1009, 0, "xyz"), seg(1006, FIN, "ab"), seg(1001, 0, "hello")},
+			want: []out{E(EvSYN, 0, 1000, 0, 1), E(EvOutOfOrder, 8, 1009, 3, 2),
+				E(EvOutOfOrder, 5, 1006, 2, 3), E(EvConflict, 8, 1009, 3, 2),
+				D(0, 1001, "hello", 4), D(5, 1006, "ab", 3), E(EvFIN, 7, 1008, 0, 3)},
+		},
+		{
+			name:  "FIN beyond a hole, at flush",
+			steps: []step{syn, seg(1001, 0, "hello"), seg(1011, FIN, ""), flush},
+			want: []out{E(EvSYN, 0, 1000, 0, 1), D(0, 1001, "hello", 2),
+				E(EvGap, 5, 1006, 5, 3), E(EvFIN, 10, 1011, 0, 3)},
+		},
+		{
+			name:  "second FIN elsewhere",
+			steps: []step{syn, seg(1001, FIN, "hello"), seg(1003, FIN, "")},
+			want: []out{E(EvSYN, 0, 1000, 0, 1), D(0, 1001, "hello", 2), E(EvFIN, 5, 1006, 0, 2),
+				E(EvConflict, 2, 1003, 0, 3)},
+		},
+		{
+			name:  "RST",
+			steps: []step{syn, seg(1001, 0, "hello"), seg(1006, RST, "")},
+			want:  []out{E(EvSYN, 0, 1000, 0, 1), D(0, 1001, "hello", 2), E(EvRST, 5, 1006, 0, 3)},
+		},
+		{
+			name:  "RST before anything",
+			steps: []step{seg(77, RST, "")},
+			want:  []out{E(EvRST, 0, 77, 0, 1)},
+		},
+		{
+			// 7778 - 1001 = 6777.
+			name:  "SYN retransmitted, then a different SYN",
+			steps: []step{syn, seg(isn, SYN, ""), seg(7777, SYN, "zz"), seg(1001, 0, "ok")},
+			want: []out{E(EvSYN, 0, 1000, 0, 1), E(EvConflict, 6777, 7777, 0, 3),
+				D(0, 1001, "ok", 4)},
+		},
+		{
+			name:  "SYN after midstream data",
+			steps: []step{seg(1001, 0, "abc"), seg(isn, SYN, "")},
+			want:  []out{E(EvMidstream, 0, 1001, 0, 1), D(0, 1001, "abc", 1), E(EvSYN, 0, 1000, 0, 2)},
+		},
+		{
+			name:  "zero-length segments",
+			steps: []step{syn, seg(1001, ACK, ""), seg(1050, ACK, ""), seg(900, ACK, ""), seg(1001, 0, "a")},
+			want:  []out{E(EvSYN, 0, 1000, 0, 1), D(0, 1001, "a", 5)},
+		},
+		{
+			// Window 4: only offsets [6, 10) can be compared. The overlap
+			// [0, 10) differs only at offset 0, which is outside the window.
+			name:  "overlap older than the window",
+			opts:  Options{Window: 4},
+			steps: []step{syn, seg(1001, 0, "0123456789"), seg(1001, 0, "X123456789"), seg(1001, 0, "012345678X")},
+			want: []out{E(EvSYN, 0, 1000, 0, 1), D(0, 1001, "0123456789", 2),
+				E(EvRetransmit, 0, 1001, 10, 3), E(EvConflict, 0, 1001, 10, 4)},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, got := run(t, tt.opts, tt.steps)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("got:\n%s\nwant:\n%s", lines(got), lines(tt.want))
+			}
+		})
+	}
+}
+
+func lines(o []out) string {
+	var b strings.Builder
+	for _, x := range o {
+		b.WriteString("\t" + x.String() + "\n")
+	}
+	return b.String()
+}
+
+func TestAccessors(t *testing.T) {
+	s := NewStream(Options{})
+	if _, ok := s.NextSeq(); ok {
+		t.Error("NextSeq ok before any segment")
+	}
+	if _, ok := s.ISN(); ok {
+		t.Error("ISN ok before any segment")
+	}
+	r := &recorder{t: t}
+	s.Add(Segment{Seq: 1000, Flags: SYN, TS: ts(0)}, r)
+	s.Add(Segment{Seq: 1011, Payload: []byte("world"), TS: ts(0)}, r)
+	if isn, ok := s.ISN(); !ok || isn != 1000 {
+		t.Errorf("ISN = %d, %v; want 1000, true", isn, ok)
+	}
+	if n, ok := s.NextSeq(); !ok || n != 1001 {
+		t.Errorf("NextSeq = %d, %v; want 1001, true", n, ok)
+	}
+	if s.Buffered() != 5 {
+		t.Errorf("Buffered = %d, want 5", s.Buffered())
+	}
+	s.Add(Segment{Seq: 1001, Payload: []byte("helloHELLO"), TS: ts(0)}, r)
+	s.Add(Segment{Seq: 1016, Flags: FIN, TS: ts(0)}, r)
+	if s.Buffered() != 0 {
+		t.Errorf("Buffered = %d, want 0", s.Buffered())
+	}
+	// Data up to 1016, FIN at 1016: next is 1017.
+	if n, _ := s.NextSeq(); n != 1017 {
+		t.Errorf("NextSeq after FIN = %d, want 1017", n)
+	}
+}
+
+// TestLongStream crosses 2^32 octets of offset (and so wraps the sequence
+// number once more) with in-order 64 KiB segments.
+func TestLongStream(t *testing.T) {
+	if testing.Short() {
+		t.Skip("moves 4 GiB")
+	}
+	const segLen = 64 << 10
+	payload := make([]byte, segLen)
+	s := NewStream(Options{})
+	var h countHandler
+	isn := SeqNum(0x80000000)
+	s.Add(Segment{Seq: isn, Flags: SYN}, &h)
+	seq := isn.Add(1)
+	const n = (1<<32)/segLen + 16
+	for range n {
+		s.Add(Segment{Seq: seq, Payload: payload}, &h)
+		seq = seq.Add(segLen)
+	}
+	total := uint64(n) * segLen
+	if h.bytes != total || h.lastEnd != total || h.events != 1 {
+		t.Fatalf("delivered %d octets ending at %d, %d events; want %d, %d, 1", h.bytes, h.lastEnd, h.events, total, total)
+	}
+	// (2^31 + 1 + 2^32 + 2^20) mod 2^32 = 2^31 + 1 + 2^20.
+	if next, _ := s.NextSeq(); next != seq || next != SeqNum(0x80000000+1+16*segLen) {
+		t.Fatalf("NextSeq = %d, want %d", next, 0x80000000+1+16*segLen)
+	}
+	// A retransmission of the last segment is recognised across the wraps.
+	s.Add(Segment{Seq: seq.Add(-segLen), Payload: payload}, &h)
+	if h.last != EvRetransmit {
+		t.Fatalf("last event %v, want Retransmit", h.last)
+	}
+}
+
+type countHandler struct {
+	bytes, lastEnd uint64
+	events         int
+	last           EventKind
+}
+
+func (h *countHandler) Data(c Chunk) {
+	h.bytes += uint64(len(c.Data))
+	h.lastEnd = c.Off + uint64(len(c.Data))
+}
+
+func (h *countHandler) Event(e Event) { h.events++; h.last = e.Kind }
+
+type nopHandler struct{}
+
+func (nopHandler) Data(Chunk)  {}
+func (nopHandler) Event(Event) {}
+
+func TestInOrderNoAllocs(t *testing.T) {
+	s := NewStream(Options{})
+	payload := make([]byte, 1460)
+	seq := SeqNum(1)
+	var h nopHandler
+	s.Add(Segment{Seq: 0, Flags: SYN}, h)
+	s.Add(Segment{Seq: seq, Payload: payload}, h) // allocates the history window
+	seq = seq.Add(len(payload))
+	now := time.Now()
+	if n := testing.AllocsPerRun(1000, func() {
+		s.Add(Segment{Seq: seq, Flags: ACK | PSH, Payload: payload, Frame: 7, TS: now}, h)
+		seq = seq.Add(len(payload))
+	}); n != 0 {
+		t.Errorf("in-order Add allocates %v times per segment, want 0", n)
+	}
+	// Retransmissions and keepalives do not allocate either.
+	if n := testing.AllocsPerRun(1000, func() {
+		s.Add(Segment{Seq: seq.Add(-len(payload)), Payload: payload}, h)
+		s.Add(Segment{Seq: seq.Add(-1), Payload: payload[:1]}, h)
+	}); n != 0 {
+		t.Errorf("retransmission allocates %v times, want 0", n)
+	}
+}
+
+func BenchmarkInOrder1460(b *testing.B) {
+	s := NewStream(Options{})
+	payload := make([]byte, 1460)
+	var h nopHandler
+	s.Add(Segment{Seq: 0, Flags: SYN}, h)
+	seq := SeqNum(1)
+	b.SetBytes(int64(len(payload)))
+	b.ReportAllocs()
+	for b.Loop() {
+		s.Add(Segment{Seq: seq, Flags: ACK, Payload: payload}, h)
+		seq = seq.Add(len(payload))
+	}
+}
+
+// BenchmarkReorder1460 swaps every pair of segments: half go through the
+// buffer.
+func BenchmarkReorder1460(b *testing.B) {
+	s := NewStream(Options{})
+	payload := make([]byte, 1460)
+	var h nopHandler
+	s.Add(Segment{Seq: 0, Flags: SYN}, h)
+	seq := SeqNum(1)
+	b.SetBytes(2 * int64(len(payload)))
+	b.ReportAllocs()
+	for b.Loop() {
+		s.Add(Segment{Seq: seq.Add(len(payload)), Payload: payload}, h)
+		s.Add(Segment{Seq: seq, Payload: payload}, h)
+		seq = seq.Add(2 * len(payload))
+	}
+}
