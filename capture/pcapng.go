@@ -1,0 +1,307 @@
+package capture
+
+import (
+	"bufio"
+	"encoding/binary"
+	"io"
+
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+)
+
+// pcapng block types and minimum total lengths (draft-ietf-opsawg-pcapng
+// §4, §4.1-§4.6, Appendix A for the obsolete Packet Block).
+const (
+	ngSHB        = 0x0a0d0d0a
+	ngIDB        = 1
+	ngPB         = 2
+	ngSPB        = 3
+	ngEPB        = 6
+	ngBOM        = 0x1a2b3c4d
+	ngMinBlock   = 12 // type, total length, trailing total length
+	ngMinSHB     = 28
+	ngPktHdr     = 28 // EPB and PB: 8-octet block header + 20 octets up to the data
+	ngMinPktBlk  = ngPktHdr + 4
+	ngSPBHdr     = 12
+	ngGateBuffer = 16 << 10
+)
+
+// ngReader reads pcapng with pcapgo's NgReader, one block at a time.
+//
+// pcapgo reads ahead through any number of non-packet blocks until it finds
+// a packet, so on its own it can say neither where a block starts nor stop
+// a huge declared length before allocating for it. ngReader therefore walks
+// the block boundaries itself (it peeks at each block header in raw) and
+// lets pcapgo see exactly one block per call, through gate, a reader that
+// ends where the block ends. pcapgo still does all the parsing: section
+// headers, interfaces, timestamp resolutions and offsets, packet blocks.
+// Knowing each block's extent also gives FileError its exact offset, tells a
+// truncated file (the stream ended inside the block) from a malformed block
+// (pcapgo wanted more than the block holds), and keeps the stream in step
+// when pcapgo reads less than a block.
+type ngReader struct {
+	raw   *bufio.Reader // the (decompressed) file
+	gate  blockGate     // raw, cut off at the end of the current block
+	br    *bufio.Reader // over gate, handed to pcapgo
+	r     *pcapgo.NgReader
+	big   bool  // byte order of the current section
+	off   int64 // offset of the next block
+	links []layers.LinkType
+}
+
+func newNgReader(raw *bufio.Reader) (*ngReader, error) {
+	n := &ngReader{raw: raw}
+	n.gate.r = raw
+	n.br = bufio.NewReaderSize(&n.gate, ngGateBuffer)
+	h, err := raw.Peek(ngMinBlock)
+	if len(h) < ngMinBlock {
+		return nil, unexpected(err)
+	}
+	blen, err := n.shbLength(h)
+	if err != nil {
+		return nil, err
+	}
+	n.gate.open(blen)
+	r, err := pcapgo.NewNgReader(n.br, pcapgo.NgReaderOptions{WantMixedLinkType: true})
+	if err != nil {
+		return nil, n.blockError(err)
+	}
+	n.r = r
+	if err := n.finishBlock(blen); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// shbLength reads the byte order and total length of a Section Header Block.
+func (n *ngReader) shbLength(h []byte) (uint32, error) {
+	switch uint32(ngBOM) {
+	case binary.BigEndian.Uint32(h[8:12]):
+		n.big = true
+	case binary.LittleEndian.Uint32(h[8:12]):
+		n.big = false
+	default:
+		return 0, ErrBadBlock
+	}
+	blen := n.u32(h[4:8])
+	if blen < ngMinSHB || blen%4 != 0 {
+		return 0, ErrBadBlock
+	}
+	return blen, nil
+}
+
+func (n *ngReader) u32(b []byte) uint32 {
+	if n.big {
+		return binary.BigEndian.Uint32(b)
+	}
+	return binary.LittleEndian.Uint32(b)
+}
+
+func (n *ngReader) linkType(iface int) layers.LinkType {
+	if iface < 0 || iface >= len(n.links) {
+		return LinkTypeUnknown
+	}
+	return n.links[iface]
+}
+
+// refreshLinks copies the current section's interface link types out of
+// pcapgo; called after every non-packet block, the only ones that change
+// them.
+func (n *ngReader) refreshLinks() {
+	n.links = n.links[:0]
+	for i := range n.r.NInterfaces() {
+		ifc, err := n.r.Interface(i)
+		if err != nil {
+			break
+		}
+		n.links = append(n.links, ifc.LinkType)
+	}
+}
+
+func (n *ngReader) read(rec *record) (int64, error) {
+	for {
+		off := n.off
+		h, err := n.raw.Peek(ngMinBlock)
+		if len(h) < ngMinBlock {
+			if len(h) == 0 && err == io.EOF {
+				return off, io.EOF
+			}
+			return off, unexpected(err)
+		}
+		typ := n.u32(h[0:4])
+		var blen uint32
+		if binary.BigEndian.Uint32(h[0:4]) == ngSHB {
+			typ = ngSHB
+			if blen, err = n.shbLength(h); err != nil {
+				return off, err
+			}
+		} else {
+			blen = n.u32(h[4:8])
+			if blen < ngMinBlock || blen%4 != 0 {
+				return off, ErrBadBlock
+			}
+		}
+		packet := typ == ngEPB || typ == ngPB || typ == ngSPB
+		n.gate.open(blen)
+		if packet {
+			if err := n.checkPacketBlock(typ, blen); err != nil {
+				return off, err
+			}
+		}
+		data, ci, err := n.r.ZeroCopyReadPacketData()
+		if !packet && err == io.EOF {
+			// pcapgo consumed the block and met the gate.
+			err = nil
+		}
+		if err != nil {
+			return off, n.blockError(err)
+		}
+		if err := n.finishBlock(blen); err != nil {
+			return off, err
+		}
+		if !packet {
+			n.refreshLinks()
+			continue
+		}
+		rec.data, rec.ci = data, ci
+		rec.link = n.linkType(ci.InterfaceIndex)
+		return off, nil
+	}
+}
+
+// checkPacketBlock validates a packet block's lengths before pcapgo reads
+// it: the captured length must fit MaxRecordLength and the block. An
+// Enhanced Packet Block's options (comments, flags, hashes...) are hidden
+// from pcapgo, which would allocate for them on every packet: pcapgo is
+// shown the block with its length patched to end after the packet data.
+func (n *ngReader) checkPacketBlock(typ, blen uint32) error {
+	var caplen, room uint32
+	switch typ {
+	case ngEPB, ngPB:
+		if blen < ngMinPktBlk {
+			return ErrBadBlock
+		}
+		h, err := n.raw.Peek(ngPktHdr)
+		if len(h) < ngPktHdr {
+			return unexpected(err)
+		}
+		caplen, room = n.u32(h[20:24]), blen-ngMinPktBlk
+	case ngSPB:
+		if blen < ngSPBHdr+4 {
+			return ErrBadBlock
+		}
+		h, err := n.raw.Peek(ngSPBHdr)
+		if len(h) < ngSPBHdr {
+			return unexpected(err)
+		}
+		// pcapgo takes min(original length, snap length of interface 0),
+		// as the pcapng specification says (§4.4).
+		caplen, room = n.u32(h[8:12]), blen-ngSPBHdr-4
+		if ifc, err := n.r.Interface(0); err == nil && ifc.SnapLength != 0 && caplen > ifc.SnapLength {
+			caplen = ifc.SnapLength
+		}
+	}
+	if caplen > MaxRecordLength {
+		return ErrRecordTooLong
+	}
+	if caplen > room {
+		return ErrBadBlock
+	}
+	if bare := ngMinPktBlk + (caplen+3)&^3; typ == ngEPB && bare < blen {
+		h, _ := n.raw.Peek(8)
+		n.gate.hide(h, n.big, bare)
+	}
+	return nil
+}
+
+// blockError classifies an error pcapgo returned for the current block: the
+// stream's own error when the file ended (or failed) inside the block,
+// ErrBadBlock when pcapgo wanted more octets than the block holds, else
+// pcapgo's error.
+func (n *ngReader) blockError(err error) error {
+	if n.gate.err != nil {
+		return unexpected(n.gate.err)
+	}
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		return ErrBadBlock
+	}
+	return err
+}
+
+// finishBlock skips whatever pcapgo left of the block (nothing, for a
+// well-formed block, but the options hidden from it) and moves the offset
+// past the block.
+func (n *ngReader) finishBlock(blen uint32) error {
+	if b := n.br.Buffered(); b > 0 {
+		_, _ = n.br.Discard(b)
+	}
+	if rest := int(n.gate.left + n.gate.hidden); rest > 0 {
+		n.gate.left, n.gate.hidden = 0, 0
+		if d, err := n.raw.Discard(rest); d < rest {
+			return unexpected(err)
+		}
+	}
+	n.off += int64(blen)
+	return nil
+}
+
+// blockGate reads from r up to the end of the current block, then returns
+// io.EOF. err keeps an error (io.EOF included) that r returned before the
+// block ended: the file is truncated or unreadable there.
+//
+// hide makes the gate show a shorter block: it serves a copy of the block
+// header with the total length patched, and stops that many octets into the
+// block; the rest (hidden octets) stays in r for finishBlock to skip.
+type blockGate struct {
+	r      *bufio.Reader
+	left   int64 // octets of the block still to serve
+	hidden int64 // octets at the end of the block not served
+	head   [8]byte
+	patch  []byte // rest of the patched header, served before r
+	err    error
+}
+
+func (g *blockGate) open(blen uint32) {
+	g.left, g.hidden = int64(blen), 0
+	g.patch = nil
+	g.err = nil
+}
+
+// hide serves h (the block's first 8 octets, still unread in r) with the
+// total length set to bare, and ends the block there.
+func (g *blockGate) hide(h []byte, big bool, bare uint32) {
+	copy(g.head[:], h)
+	if big {
+		binary.BigEndian.PutUint32(g.head[4:8], bare)
+	} else {
+		binary.LittleEndian.PutUint32(g.head[4:8], bare)
+	}
+	g.hidden = g.left - int64(bare)
+	g.left = int64(bare)
+	g.patch = g.head[:]
+}
+
+func (g *blockGate) Read(p []byte) (int, error) {
+	if g.left <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > g.left {
+		p = p[:g.left]
+	}
+	if len(g.patch) > 0 {
+		n := copy(p, g.patch)
+		g.patch = g.patch[n:]
+		if d, err := g.r.Discard(n); d < n {
+			g.err = unexpected(err)
+			return 0, g.err
+		}
+		g.left -= int64(n)
+		return n, nil
+	}
+	n, err := g.r.Read(p)
+	g.left -= int64(n)
+	if err != nil {
+		g.err = err
+	}
+	return n, err
+}

@@ -1,0 +1,290 @@
+package capture
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/binary"
+	"errors"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+)
+
+// LinkTypeUnknown is what [Source.LinkType] returns for an interface the
+// file has not described. (0xffff is not an assigned LINKTYPE_ value.)
+const LinkTypeUnknown layers.LinkType = 0xffff
+
+// File magics, as the first four octets read big-endian: the pcap magics in
+// both byte orders, for microsecond and nanosecond timestamps, the pcapng
+// Section Header Block type, Kuznetzov's modified pcap and gzip.
+const (
+	magicPcapMicroBE  = 0xa1b2c3d4
+	magicPcapMicroLE  = 0xd4c3b2a1
+	magicPcapNanoBE   = 0xa1b23c4d
+	magicPcapNanoLE   = 0x4d3cb2a1
+	magicModifiedBE   = 0xa1b2cd34
+	magicModifiedLE   = 0x34cdb2a1
+	magicPcapngSHB    = 0x0a0d0d0a
+	gzipID1, gzipID2  = 0x1f, 0x8b
+	readerBufferSize  = 64 << 10
+	pcapRecordHdrSize = 16
+)
+
+// record is what a format reader hands to Source.Next: the frame as
+// captured, its capture info, the link type it is framed with, and, for a
+// record that is well framed but unusable, why (bad).
+type record struct {
+	data []byte
+	ci   gopacket.CaptureInfo
+	link layers.LinkType
+	bad  error
+}
+
+// recordReader is one capture file format.
+type recordReader interface {
+	// read fills r with the next record. It returns io.EOF at the clean
+	// end of the file; any other error is fatal and comes with the byte
+	// offset where the damage starts.
+	read(r *record) (off int64, err error)
+	// linkType returns the link type of interface iface, or
+	// LinkTypeUnknown.
+	linkType(iface int) layers.LinkType
+}
+
+// Source reads packets from one pcap or pcapng file, or from a stream in
+// either format. It is not safe for concurrent use.
+type Source struct {
+	name   string
+	closer io.Closer
+	gz     *gzip.Reader
+	rd     recordReader
+	rec    record
+	dec    decoder
+	frame  uint64
+	err    error // sticky: io.EOF, *FileError or ErrClosed
+}
+
+// Open opens the capture file at path; "-" reads standard input. The format
+// (pcap with either magic and byte order, or pcapng) is sniffed from the
+// first octets, and gzip compression (magic 1f 8b) is undone transparently.
+// A file that is not a capture yields a *FileError wrapping ErrFormat
+// ("not a pcap or pcapng file (magic 0x...)"); a pcap file with a link type
+// this package cannot decode, one wrapping ErrLinkType.
+func Open(path string) (*Source, error) {
+	if path == "-" {
+		return newSource(os.Stdin, "-", nil)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := newSource(f, path, f)
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// NewSource reads a capture from r; name is used in errors and returned by
+// Name. See Open for the formats accepted. Close does not close r.
+func NewSource(r io.Reader, name string) (*Source, error) {
+	return newSource(r, name, nil)
+}
+
+func newSource(r io.Reader, name string, closer io.Closer) (*Source, error) {
+	s := &Source{name: name, closer: closer}
+	br := bufio.NewReaderSize(r, readerBufferSize)
+	if id, _ := br.Peek(2); len(id) == 2 && id[0] == gzipID1 && id[1] == gzipID2 {
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, s.fileError(0, 0, err)
+		}
+		s.gz = gz
+		br = bufio.NewReaderSize(gz, readerBufferSize)
+	}
+	m, err := br.Peek(4)
+	if len(m) < 4 {
+		if err == nil || err == io.EOF {
+			err = &formatError{n: len(m)}
+		}
+		s.closeGzip()
+		return nil, s.fileError(0, 0, err)
+	}
+	var rd recordReader
+	switch magic := binary.BigEndian.Uint32(m); magic {
+	case magicPcapMicroBE, magicPcapMicroLE, magicPcapNanoBE, magicPcapNanoLE:
+		rd, err = newPcapReader(br, magic == magicPcapMicroBE || magic == magicPcapNanoBE)
+	case magicPcapngSHB:
+		rd, err = newNgReader(br)
+	default:
+		err = &formatError{n: 4, magic: magic}
+	}
+	if err != nil {
+		s.closeGzip()
+		return nil, s.fileError(0, 0, err)
+	}
+	s.rd = rd
+	s.dec.init()
+	return s, nil
+}
+
+// Name returns the name the source was opened with ("-" for standard input).
+func (s *Source) Name() string { return s.name }
+
+// LinkType returns the link-layer header type of interface iface: the
+// file's link type for pcap (interface 0), the interface's for pcapng (in
+// the current section). It returns LinkTypeUnknown for an interface the file
+// has not described (yet).
+func (s *Source) LinkType(iface int) layers.LinkType {
+	if s.rd == nil {
+		return LinkTypeUnknown
+	}
+	return s.rd.linkType(iface)
+}
+
+// Close releases the file (when Open opened it) and the decompressor. Later
+// calls to Next return ErrClosed. Close is idempotent.
+func (s *Source) Close() error {
+	s.err = ErrClosed
+	s.closeGzip()
+	c := s.closer
+	s.closer = nil
+	if c != nil {
+		return c.Close()
+	}
+	return nil
+}
+
+func (s *Source) closeGzip() {
+	if s.gz != nil {
+		_ = s.gz.Close()
+		s.gz = nil
+	}
+}
+
+// Next returns the next frame. It returns io.EOF at the clean end of the
+// file. When the file is truncated or damaged, every intact frame before the
+// damage is returned first, then a *FileError that unwraps to
+// io.ErrUnexpectedEOF (truncation), ErrRecordTooLong, ErrBadBlock, or the
+// error of pcapgo or of the underlying reader. Both io.EOF and a *FileError
+// are sticky: later calls return them again.
+//
+// A frame that cannot be decoded is not an error of Next: it comes back with
+// Kind KindBad and the reason in Packet.Err.
+//
+// The returned Packet's Data and Payload are valid until the next call.
+func (s *Source) Next() (Packet, error) {
+	if s.err != nil {
+		return Packet{}, s.err
+	}
+	s.rec.bad = nil
+	off, err := s.rd.read(&s.rec)
+	if err != nil {
+		if err == io.EOF {
+			s.err = io.EOF
+		} else {
+			s.err = s.fileError(s.frame+1, off, err)
+		}
+		return Packet{}, s.err
+	}
+	s.frame++
+	p := Packet{
+		Frame:     s.frame,
+		TS:        s.rec.ci.Timestamp,
+		Interface: s.rec.ci.InterfaceIndex,
+		CapLen:    s.rec.ci.CaptureLength,
+		WireLen:   s.rec.ci.Length,
+		Data:      s.rec.data,
+	}
+	if s.rec.bad != nil {
+		p.Kind = KindBad
+		p.Err = s.rec.bad
+		return p, nil
+	}
+	s.dec.decode(&p, s.rec.link)
+	return p, nil
+}
+
+func (s *Source) fileError(frame uint64, off int64, err error) *FileError {
+	return &FileError{File: s.name, Offset: off, Frame: frame, Err: err}
+}
+
+// FileError reports a capture file that cannot be read on: a bad header, a
+// truncated or corrupt record. Frame is the 1-based number of the frame that
+// could not be read (0 for the file header) and Offset the byte offset in the
+// file (in the decompressed stream for gzip input) where the damaged header
+// or record starts.
+type FileError struct {
+	File   string
+	Offset int64
+	Frame  uint64
+	Err    error
+}
+
+// Error returns e.g. "capture: x.pcap: frame 7 at offset 1234: truncated
+// record".
+func (e *FileError) Error() string {
+	var b strings.Builder
+	b.WriteString("capture: ")
+	b.WriteString(e.File)
+	b.WriteString(": ")
+	if e.Frame != 0 {
+		b.WriteString("frame ")
+		b.WriteString(strconv.FormatUint(e.Frame, 10))
+		b.WriteString(" at offset ")
+		b.WriteString(strconv.FormatInt(e.Offset, 10))
+		b.WriteString(": ")
+	}
+	switch {
+	case e.Err == nil:
+		b.WriteString("damaged file")
+	case errors.Is(e.Err, io.ErrUnexpectedEOF) && e.Frame != 0:
+		b.WriteString("truncated record")
+	case errors.Is(e.Err, io.ErrUnexpectedEOF):
+		b.WriteString("truncated file header")
+	default:
+		b.WriteString(strings.TrimPrefix(e.Err.Error(), "capture: "))
+	}
+	return b.String()
+}
+
+// Unwrap returns the cause.
+func (e *FileError) Unwrap() error { return e.Err }
+
+// formatError is the ErrFormat of a file with an unknown magic number.
+type formatError struct {
+	n     int // octets available (< 4: file too short)
+	magic uint32
+}
+
+func (e *formatError) Error() string {
+	if e.n < 4 {
+		return "not a pcap or pcapng file (only " + strconv.Itoa(e.n) + " octets)"
+	}
+	m := "not a pcap or pcapng file (magic 0x" + hex32(e.magic) + ")"
+	if e.magic == magicModifiedBE || e.magic == magicModifiedLE {
+		m += ": modified (Kuznetzov) pcap is not supported"
+	}
+	return m
+}
+
+func (e *formatError) Is(target error) bool { return target == ErrFormat }
+
+// linkTypeError is the ErrLinkType of a pcap file.
+type linkTypeError struct{ lt layers.LinkType }
+
+func (e *linkTypeError) Error() string {
+	return "unsupported link type " + strconv.Itoa(int(e.lt)) + " (" + e.lt.String() + ")"
+}
+
+func (e *linkTypeError) Is(target error) bool { return target == ErrLinkType }
+
+func hex32(v uint32) string {
+	s := strconv.FormatUint(uint64(v), 16)
+	return strings.Repeat("0", 8-len(s)) + s
+}
