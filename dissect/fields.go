@@ -102,11 +102,11 @@ var fields = [...]Field{
 
 	// RDMAP (RFC 5040 §4, RFC 7306).
 	{Name: "rdmap", Aliases: []string{"iwarp_rdma"}, Type: TypeNone, Desc: "RDMA Protocol", Ref: "RFC 5040"},
-	{Name: "rdmap.rv", Aliases: []string{"iwarp_rdma.version"}, Type: TypeUint, Desc: "RDMAP version: 1 IETF, 0 RDMAC", Ref: "RFC 5040 §4.2"},
-	{Name: "rdmap.rsvd", Aliases: []string{"iwarp_rdma.rsv"}, Type: TypeUint, Desc: "reserved control bits", Ref: "RFC 5040 §4.2"},
-	{Name: "rdmap.opcode", Aliases: []string{"iwarp_rdma.opcode"}, Type: TypeUint, Desc: "RDMAP opcode", Ref: "RFC 5040 §4.2"},
-	{Name: "rdmap.name", Type: TypeString, Desc: "opcode name", Ref: "RFC 5040 §4.2"},
-	{Name: "rdmap.inval_stag", Aliases: []string{"iwarp_rdma.inval_stag"}, Type: TypeHex, Desc: "STag to invalidate (Send with Invalidate)", Ref: "RFC 5040 §4.3"},
+	{Name: "rdmap.rv", Aliases: []string{"iwarp_rdma.version"}, Type: TypeUint, Desc: "RDMAP version: 1 IETF, 0 RDMAC", Ref: "RFC 5040 §4.1"},
+	{Name: "rdmap.rsvd", Aliases: []string{"iwarp_rdma.rsv"}, Type: TypeUint, Desc: "reserved control bits", Ref: "RFC 5040 §4.1"},
+	{Name: "rdmap.opcode", Aliases: []string{"iwarp_rdma.opcode"}, Type: TypeUint, Desc: "RDMAP opcode", Ref: "RFC 5040 §4.1"},
+	{Name: "rdmap.name", Type: TypeString, Desc: "opcode name", Ref: "RFC 5040 §4.1"},
+	{Name: "rdmap.inval_stag", Aliases: []string{"iwarp_rdma.inval_stag"}, Type: TypeHex, Desc: "STag to invalidate (Send with Invalidate)", Ref: "RFC 5040 §4.1"},
 	{Name: "rdmap.read", Aliases: []string{"iwarp_rdma.rr"}, Type: TypeObject, Desc: "RDMA Read Request header", Ref: "RFC 5040 §4.4"},
 	{Name: "rdmap.read.sink_stag", Aliases: []string{"iwarp_rdma.sinkstag"}, Type: TypeHex, Desc: "Data Sink STag", Ref: "RFC 5040 §4.4"},
 	{Name: "rdmap.read.sink_to", Aliases: []string{"iwarp_rdma.sinkto"}, Type: TypeHex, Desc: "Data Sink tagged offset", Ref: "RFC 5040 §4.4"},

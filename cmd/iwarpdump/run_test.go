@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runCmd(t *testing.T, stdin []byte, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if stdin != nil {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { _, _ = w.Write(stdin); w.Close() }()
+		old := os.Stdin
+		os.Stdin = r
+		defer func() { os.Stdin = old }()
+	}
+	code := run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+const siw = "../../testdata/siw/"
+
+func TestUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "no capture file"},
+		{[]string{"-r", "/nonexistent/x.pcap"}, "/nonexistent/x.pcap"},
+		{[]string{"-r", siw + "crc_v2_rping.pcap", "-T", "xml"}, "unknown output format"},
+		{[]string{"-r", siw + "crc_v2_rping.pcap", "extra"}, "unexpected argument"},
+		{[]string{"-bogus"}, "flag provided but not defined"},
+	} {
+		code, _, stderr := runCmd(t, nil, tc.args...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2", tc.args, code)
+		}
+		if !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: stderr %q does not mention %q", tc.args, stderr, tc.want)
+		}
+	}
+}
+
+func TestNotACapture(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "x.pcap")
+	os.WriteFile(p, []byte("this is not a capture file at all"), 0o644)
+	code, _, stderr := runCmd(t, nil, "-r", p)
+	if code != 2 || !strings.Contains(stderr, p) {
+		t.Errorf("exit %d stderr %q", code, stderr)
+	}
+}
+
+// TestReadBWOpcodes: the RDMAP opcode counts tshark reports for this capture
+// (shared/captures/MANIFEST.md): 5 Read Requests, 15 Read Responses, 32 Sends.
+func TestReadBWOpcodes(t *testing.T) {
+	code, out, stderr := runCmd(t, nil, "-r", siw+"basic_ib_read_bw_4096_v2_nocrc.pcap", "-T", "jsonl")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	counts := map[float64]int{}
+	mpa := 0
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r map[string]any
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("bad JSON line %q: %v", line, err)
+		}
+		switch r["type"] {
+		case "fpdu":
+			counts[r["rdmap.opcode"].(float64)]++
+		case "mpa":
+			mpa++
+		}
+	}
+	want := map[float64]int{1: 5, 2: 15, 3: 32}
+	for op, n := range want {
+		if counts[op] != n {
+			t.Errorf("opcode %v: %d FPDUs, tshark counts %d", op, counts[op], n)
+		}
+	}
+	if mpa != 4 {
+		t.Errorf("%d MPA frames, MANIFEST lists 4 (two connections)", mpa)
+	}
+}
+
+// TestTerminateExplained: siw's Terminates, as MANIFEST.md describes them
+// (layer/etype nibbles swapped by siw's bitfields), explained in words.
+func TestTerminateExplained(t *testing.T) {
+	for file, want := range map[string]string{
+		"term_badwrite.pcap": "Terminate DDP Tagged Buffer Error: Invalid STag",
+		"term_sendinv.pcap":  "Terminate RDMAP Remote Operation Error: STag cannot be invalidated",
+	} {
+		code, out, _ := runCmd(t, nil, "-r", siw+file)
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("%s: exit %d, output lacks %q:\n%s", file, code, want, out)
+		}
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	for _, f := range []string{"crc_v2_iwtest_ops.pcap", "basic_ib_read_bw_4096_v2_nocrc.pcap"} {
+		_, a, _ := runCmd(t, nil, "-r", siw+f, "-T", "jsonl")
+		_, b, _ := runCmd(t, nil, "-r", siw+f, "-T", "jsonl")
+		if a != b || a == "" {
+			t.Errorf("%s: output differs between runs", f)
+		}
+	}
+}
+
+func TestStdinAndCount(t *testing.T) {
+	data, err := os.ReadFile(siw + "crc_v2_rping.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, fromStdin, _ := runCmd(t, data, "-r", "-")
+	_, fromFile, _ := runCmd(t, nil, "-r", siw+"crc_v2_rping.pcap")
+	if code != 0 || fromStdin != fromFile {
+		t.Errorf("stdin decode differs from file decode (exit %d)", code)
+	}
+	_, limited, _ := runCmd(t, nil, "-r", siw+"crc_v2_rping.pcap", "-c", "8", "-T", "jsonl")
+	for _, line := range strings.Split(strings.TrimSpace(limited), "\n") {
+		var r map[string]any
+		json.Unmarshal([]byte(line), &r)
+		if r["frame"].(float64) > 8 {
+			t.Errorf("-c 8 printed a record of frame %v", r["frame"])
+		}
+	}
+	if !strings.Contains(limited, `"kind":"request"`) {
+		t.Errorf("-c 8 lost the MPA Request of frame 4")
+	}
+}
+
+// TestTruncatedFile: a file cut inside a record still prints every record
+// before the damage, says where it stopped, exits 0 (3 with --strict).
+func TestTruncatedFile(t *testing.T) {
+	data, err := os.ReadFile(siw + "crc_v2_rping.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "cut.pcap")
+	os.WriteFile(p, data[:len(data)/2], 0o644)
+	code, out, stderr := runCmd(t, nil, "-r", p)
+	if code != 0 {
+		t.Errorf("exit %d, want 0", code)
+	}
+	if !strings.Contains(out, "MPA Reply") || !strings.Contains(out, "RDMA Read Request") {
+		t.Errorf("records before the damage missing:\n%s", out)
+	}
+	if !strings.Contains(stderr, "cut.pcap") || !strings.Contains(stderr, "offset") {
+		t.Errorf("stderr does not say where it stopped: %q", stderr)
+	}
+	code, _, _ = runCmd(t, nil, "-r", p, "--strict")
+	if code != 3 {
+		t.Errorf("--strict exit %d, want 3", code)
+	}
+}
+
+func TestVerboseTree(t *testing.T) {
+	_, out, _ := runCmd(t, nil, "-r", siw+"crc_v2_rping.pcap", "-v", "-c", "10")
+	for _, want := range []string{"mpa.crc_status: ok", "ddp.stag: 0xd666b900", "rdmap.read", "sink_stag: 0xd666b900", "enhanced", "ird: 1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("tree lacks %q", want)
+		}
+	}
+}

@@ -1,0 +1,345 @@
+package flows
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/iwarpkit/iwarpkit/capture"
+	"github.com/iwarpkit/iwarpkit/dissect"
+	"github.com/iwarpkit/iwarpkit/dissect/mpa"
+	"github.com/iwarpkit/iwarpkit/reassembly"
+)
+
+// side identifies one endpoint of a conn: 0 = a (the source of the first
+// packet seen), 1 = b.
+type side int8
+
+const noSide side = -1
+
+type conn struct {
+	d    *Decoder
+	id   int
+	a, b netip.AddrPort
+	dirs [2]*direction // dirs[0]: a->b, dirs[1]: b->a
+
+	initiator side // noSide until a SYN or an MPA Request says
+	synSeen   bool
+
+	req, rep       *MPARecord
+	reqFrame       uint64
+	rejected       bool
+	crc            bool
+	negotiated     bool
+	closed         bool
+	finSeen        [2]bool
+	rstSeen        bool
+	firstFrame     uint64
+	firstTS        time.Time
+	lastFrame      uint64
+	ddpVersion     int
+	midstream      bool
+	fpdus          int
+	messages       int
+	octets         uint64
+	crcErrors      int
+	findings       int
+	summarised     bool
+	reads          []pendingRead // outstanding RDMA Read Requests, oldest first, per requester side
+	suppressed     int
+	findingsByCode map[string]int
+	force          *Force
+}
+
+// maxFindingsPerCode rate-limits repeated findings on one connection.
+const maxFindingsPerCode = 100
+
+func newConn(d *Decoder, id int, a, b netip.AddrPort, frame uint64, ts time.Time) *conn {
+	c := &conn{d: d, id: id, a: a, b: b, initiator: noSide, firstFrame: frame, firstTS: ts, ddpVersion: -1}
+	for i := range c.dirs {
+		c.dirs[i] = newDirection(c, side(i), d.opts.Reassembly)
+	}
+	c.applyForce()
+	return c
+}
+
+// sideOf returns the side that sent a packet from src.
+func (c *conn) sideOf(src netip.AddrPort) side {
+	if src == c.a {
+		return 0
+	}
+	return 1
+}
+
+func (c *conn) endpoint(s side) netip.AddrPort {
+	if s == 0 {
+		return c.a
+	}
+	return c.b
+}
+
+// dirOf returns the record direction for data sent by side s.
+func (c *conn) dirOf(s side) Dir {
+	switch {
+	case c.initiator == noSide:
+		return DirUnknown
+	case c.initiator == s:
+		return DirI2R
+	default:
+		return DirR2I
+	}
+}
+
+func (c *conn) packet(p *capture.Packet) {
+	c.lastFrame = p.Frame
+	s := c.sideOf(p.Src)
+	if p.Flags&capture.FlagSYN != 0 && p.Flags&capture.FlagACK == 0 && c.initiator == noSide {
+		c.initiator = s
+	}
+	if p.Flags&capture.FlagSYN != 0 {
+		c.synSeen = true
+		c.dirs[s].synSeen = true
+	}
+	var fl reassembly.Flags
+	if p.Flags&capture.FlagSYN != 0 {
+		fl |= reassembly.SYN
+	}
+	if p.Flags&capture.FlagFIN != 0 {
+		fl |= reassembly.FIN
+		c.finSeen[s] = true
+	}
+	if p.Flags&capture.FlagRST != 0 {
+		fl |= reassembly.RST
+		c.rstSeen = true
+	}
+	if p.Flags&capture.FlagACK != 0 {
+		fl |= reassembly.ACK
+	}
+	wire := p.PayloadWireLen
+	if wire < len(p.Payload) {
+		wire = len(p.Payload)
+	}
+	seg := reassembly.Segment{
+		Seq:       reassembly.SeqNum(p.Seq),
+		Flags:     fl,
+		Payload:   p.Payload,
+		Frame:     p.Frame,
+		TS:        p.TS,
+		Truncated: wire > len(p.Payload),
+		WireLen:   wire,
+	}
+	dir := c.dirs[s]
+	dir.lastTS = p.TS
+	dir.stream.Add(seg, dir)
+	if dir.hasPending() {
+		c.d.pending[dir] = struct{}{}
+	}
+	if c.rstSeen || (c.finSeen[0] && c.finSeen[1]) {
+		c.closed = true
+	}
+}
+
+// flush delivers everything buffered in both directions (end of capture or
+// connection close).
+func (c *conn) flush() {
+	for _, dir := range c.dirs {
+		dir.stream.Flush(dir)
+		dir.finish()
+	}
+}
+
+// finding records a connection-level finding. rec, when non-nil, is the
+// record it is attached to; otherwise a standalone finding record is queued.
+func (c *conn) finding(rec *Record, sev dissect.Severity, code, msg, ref string, frames ...uint64) {
+	if c.findingsByCode == nil {
+		c.findingsByCode = make(map[string]int)
+	}
+	n := c.findingsByCode[code]
+	c.findingsByCode[code] = n + 1
+	if n >= maxFindingsPerCode {
+		c.suppressed++
+		return
+	}
+	c.findings++
+	f := dissect.Finding{Severity: sev, Code: code, Msg: msg, Ref: ref, Frames: frames}
+	if rec != nil {
+		switch {
+		case rec.FPDU != nil:
+			rec.FPDU.Findings = append(rec.FPDU.Findings, f)
+			return
+		case rec.MPA != nil:
+			rec.MPA.Findings = append(rec.MPA.Findings, f)
+			return
+		}
+	}
+	var frame uint64
+	if len(frames) > 0 {
+		frame = frames[0]
+	} else {
+		frame = c.lastFrame
+	}
+	r := mkRecord(RecFinding, frame, c.tsOf(frame))
+	r.Conn = c.id
+	r.Finding = &f
+	c.d.push(r)
+}
+
+// tsOf returns the timestamp of a frame of this connection, as well as it is
+// known (the latest timestamp seen otherwise).
+func (c *conn) tsOf(frame uint64) time.Time {
+	for _, d := range c.dirs {
+		if ts, ok := d.frameTS(frame); ok {
+			return ts
+		}
+	}
+	if c.dirs[0].lastTS.After(c.dirs[1].lastTS) {
+		return c.dirs[0].lastTS
+	}
+	return c.dirs[1].lastTS
+}
+
+// onMPA is called by a direction that decoded an MPA Request or Reply.
+func (c *conn) onMPA(dir *direction, rec *Record) {
+	m := rec.MPA
+	switch m.Frame.Kind {
+	case mpa.KindRequest:
+		if c.initiator == noSide {
+			c.initiator = dir.side
+		} else if c.initiator != dir.side {
+			c.finding(rec, dissect.SeverityWarning, "mpa.request_from_responder",
+				"MPA Request sent by the TCP passive side", "RFC 5044 §7.1", rec.Frame)
+		}
+		if c.req != nil {
+			c.finding(rec, dissect.SeverityWarning, "mpa.duplicate_request", "second MPA Request on the connection", "RFC 5044 §7.1", rec.Frame)
+			return
+		}
+		c.req = m
+		c.reqFrame = rec.Frame
+		// The Request's M bit: the initiator wants to receive markers, so
+		// the responder->initiator direction carries them.
+		if od := c.dirs[1-dir.side]; !od.markersForced {
+			od.markersNeg = m.Frame.M
+			od.markersKnown = true
+		}
+	case mpa.KindReply:
+		if c.req == nil {
+			c.finding(rec, dissect.SeverityWarning, "mpa.reply_without_request",
+				"MPA Reply with no MPA Request captured before it", "RFC 5044 §7.1", rec.Frame)
+		} else if c.initiator == dir.side {
+			c.finding(rec, dissect.SeverityWarning, "mpa.reply_from_initiator",
+				"MPA Reply sent by the side that sent the Request", "RFC 5044 §7.1", rec.Frame)
+		}
+		if c.rep != nil {
+			c.finding(rec, dissect.SeverityWarning, "mpa.duplicate_reply", "second MPA Reply on the connection", "RFC 5044 §7.1", rec.Frame)
+			return
+		}
+		c.rep = m
+		if c.initiator == noSide {
+			c.initiator = 1 - dir.side
+		}
+		if od := c.dirs[1-dir.side]; !od.markersForced {
+			od.markersNeg = m.Frame.M
+			od.markersKnown = true
+		}
+		if m.Frame.R {
+			c.rejected = true
+			c.finding(rec, dissect.SeverityNote, "mpa.rejected",
+				"the responder rejected the connection (R=1): no FPDUs follow", "RFC 5044 §7.1.1", rec.Frame)
+		}
+		if c.req != nil && c.req.Frame.Rev == 2 && c.req.Frame.S && !(m.Frame.Rev == 2 && m.Frame.S) && !m.Frame.R {
+			c.finding(rec, dissect.SeverityError, "mpa.enhanced_not_answered",
+				"the Request asked for Enhanced RDMA Connection Establishment but the Reply is not rev 2 with S set", "RFC 6581 §9", rec.Frame)
+		}
+	}
+	if c.req != nil && c.rep != nil {
+		c.negotiated = true
+		c.crc = c.req.Frame.C || c.rep.Frame.C
+		for _, d := range c.dirs {
+			if !d.crcForced {
+				d.crc = c.crc
+			}
+			d.crcKnown = true
+			d.tryFrame()
+		}
+	}
+}
+
+// summarise queues the connection's conn record.
+func (c *conn) summarise() {
+	if c.summarised {
+		return
+	}
+	c.summarised = true
+	if !c.isIWARP() {
+		return
+	}
+	if c.suppressed > 0 {
+		c.finding(nil, dissect.SeverityNote, "cap.findings_suppressed",
+			"further findings of the same kind on this connection were not reported", "", c.lastFrame)
+	}
+	s := &ConnSummary{
+		State:      c.state(),
+		Rejected:   c.rejected,
+		DDPVersion: c.ddpVersion,
+		Midstream:  c.midstream,
+		FPDUs:      c.fpdus,
+		Messages:   c.messages,
+		Octets:     c.octets,
+		CRCErrors:  c.crcErrors,
+		Findings:   c.findings,
+		FirstFrame: c.firstFrame,
+		LastFrame:  c.lastFrame,
+		CRC:        c.crc,
+	}
+	if c.initiator != noSide {
+		s.InitiatorKnown = true
+		s.Initiator = c.endpoint(c.initiator)
+		s.Responder = c.endpoint(1 - c.initiator)
+		s.MarkersI2R = c.dirs[c.initiator].markers
+		s.MarkersR2I = c.dirs[1-c.initiator].markers
+	}
+	if c.req != nil {
+		s.HaveRequest = true
+		s.Rev = c.req.Frame.Rev
+	}
+	if c.rep != nil {
+		s.HaveReply = true
+		s.Rev = c.rep.Frame.Rev
+		if c.rep.HasEnhanced {
+			s.Enhanced = true
+			s.IRD, s.ORD = c.rep.Enhanced.IRD, c.rep.Enhanced.ORD
+			s.P2P = c.rep.P2P
+			s.RTR = c.rep.RTR
+		}
+	}
+	if !c.negotiated {
+		s.CRC = c.dirs[0].crc || c.dirs[1].crc
+	}
+	r := mkRecord(RecConn, c.lastFrame, c.tsOf(c.lastFrame))
+	r.Conn = c.id
+	r.Summary = s
+	c.d.push(r)
+}
+
+// isIWARP reports whether anything iWARP was seen on the connection.
+func (c *conn) isIWARP() bool {
+	return c.req != nil || c.rep != nil || c.fpdus > 0
+}
+
+// state says how far the connection got.
+func (c *conn) state() string {
+	switch {
+	case c.rejected:
+		return "rejected"
+	case c.fpdus > 0 && c.rstSeen:
+		return "reset"
+	case c.fpdus > 0 && c.finSeen[0] && c.finSeen[1]:
+		return "closed"
+	case c.fpdus > 0:
+		return "established"
+	case c.req != nil && c.rep != nil:
+		return "negotiated"
+	case c.req != nil:
+		return "request_sent"
+	}
+	return "streaming"
+}

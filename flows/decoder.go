@@ -1,0 +1,188 @@
+package flows
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/iwarpkit/iwarpkit/capture"
+	"github.com/iwarpkit/iwarpkit/dissect"
+	"github.com/iwarpkit/iwarpkit/dissect/mpa"
+	"github.com/iwarpkit/iwarpkit/reassembly"
+)
+
+// Options configure a Decoder. The zero value is usable.
+type Options struct {
+	// Reassembly limits per TCP direction (out-of-order buffer).
+	Reassembly reassembly.Options
+	// Flags selects how the Enhanced data flags A-D are read: RFC 6581
+	// (default) or the draft of seed 003.
+	Flags mpa.FlagMeaning
+	// MaxConns caps the connection table; the connection idle the longest
+	// is evicted (with a finding) when a new one would exceed it. Default 65536.
+	MaxConns int
+	// MaxHeld caps the records held for ordering; past it the oldest are
+	// released out of order. Default 1<<20.
+	MaxHeld int
+	// MaxMessages caps the RDMA messages being gathered per direction.
+	// Default 4096.
+	MaxMessages int
+	// Force overrides the MPA settings of matching connections
+	// (iwarpdump --decode-as); the first match wins.
+	Force []Force
+}
+
+func (o *Options) fill() {
+	if o.MaxConns <= 0 {
+		o.MaxConns = 65536
+	}
+	if o.MaxHeld <= 0 {
+		o.MaxHeld = 1 << 20
+	}
+	if o.MaxMessages <= 0 {
+		o.MaxMessages = 4096
+	}
+}
+
+// Decoder turns packets into records. It is not safe for concurrent use.
+type Decoder struct {
+	opts    Options
+	emit    func(*Record)
+	conns   map[connKey]*conn
+	nextID  int
+	queue   orderQueue
+	order   uint64
+	frame   uint64 // the frame being processed
+	pending map[*direction]struct{}
+}
+
+// connKey identifies a TCP connection independent of direction: the two
+// endpoints in a canonical order.
+type connKey struct{ lo, hi netip.AddrPort }
+
+func keyOf(a, b netip.AddrPort) connKey {
+	if a.Compare(b) <= 0 {
+		return connKey{a, b}
+	}
+	return connKey{b, a}
+}
+
+// NewDecoder returns a Decoder that hands every record to emit, in frame
+// order. emit may keep the record.
+func NewDecoder(opts Options, emit func(*Record)) *Decoder {
+	opts.fill()
+	return &Decoder{
+		opts:    opts,
+		emit:    emit,
+		conns:   make(map[connKey]*conn),
+		pending: make(map[*direction]struct{}),
+	}
+}
+
+// Packet feeds one captured packet. Packets that are not TCP are ignored.
+// The packet's payload is not kept after Packet returns.
+func (d *Decoder) Packet(p *capture.Packet) {
+	d.frame = p.Frame
+	if p.Kind != capture.KindTCP {
+		d.release(false)
+		return
+	}
+	k := keyOf(p.Src, p.Dst)
+	c := d.conns[k]
+	syn := p.Flags&capture.FlagSYN != 0
+	ack := p.Flags&capture.FlagACK != 0
+	if c != nil && c.closed && syn && !ack {
+		// Port reuse: a new connection on the same 4-tuple.
+		d.finish(c)
+		c = nil
+	}
+	if c == nil {
+		if len(d.conns) >= d.opts.MaxConns {
+			d.evictIdle()
+		}
+		c = newConn(d, d.nextID, p.Src, p.Dst, p.Frame, p.TS)
+		d.nextID++
+		d.conns[k] = c
+	}
+	c.packet(p)
+	d.release(false)
+}
+
+// Close ends the capture: every connection is flushed (buffered data
+// delivered, gaps reported), summarised, and all records are emitted.
+func (d *Decoder) Close() {
+	// Finish in order of connection id for deterministic output.
+	cs := make([]*conn, 0, len(d.conns))
+	for _, c := range d.conns {
+		cs = append(cs, c)
+	}
+	for i := 1; i < len(cs); i++ {
+		for j := i; j > 0 && cs[j].id < cs[j-1].id; j-- {
+			cs[j], cs[j-1] = cs[j-1], cs[j]
+		}
+	}
+	for _, c := range cs {
+		d.finish(c)
+	}
+	d.release(true)
+}
+
+// finish flushes and summarises a connection and drops it from the table.
+func (d *Decoder) finish(c *conn) {
+	c.flush()
+	c.summarise()
+	delete(d.conns, keyOf(c.a, c.b))
+	for _, dir := range c.dirs {
+		delete(d.pending, dir)
+	}
+}
+
+// evictIdle removes the connection that has been idle the longest.
+func (d *Decoder) evictIdle() {
+	var victim *conn
+	for _, c := range d.conns {
+		if victim == nil || c.lastFrame < victim.lastFrame || (c.lastFrame == victim.lastFrame && c.id < victim.id) {
+			victim = c
+		}
+	}
+	if victim == nil {
+		return
+	}
+	victim.finding(nil, dissect.SeverityWarning, "cap.conn_evicted",
+		"connection table full: the connection idle the longest was closed early", "", victim.lastFrame)
+	d.finish(victim)
+}
+
+// push queues a record for ordered release.
+func (d *Decoder) push(r *Record) {
+	d.order++
+	r.order = d.order
+	d.queue.push(r)
+}
+
+// release emits queued records that no unfinished data can precede.
+func (d *Decoder) release(all bool) {
+	limit := d.frame + 1
+	if !all {
+		for dir := range d.pending {
+			if f, ok := dir.pendingFrame(); ok {
+				if f < limit {
+					limit = f
+				}
+			} else {
+				delete(d.pending, dir)
+			}
+		}
+	}
+	for len(d.queue) > 0 {
+		r := d.queue.peek()
+		if !all && r.Frame >= limit && len(d.queue) <= d.opts.MaxHeld {
+			break
+		}
+		d.emit(d.queue.pop())
+	}
+}
+
+// tsOf is a helper for records built from a frame number and timestamp.
+func mkRecord(t RecordType, frame uint64, ts time.Time) *Record {
+	return &Record{Type: t, Frame: frame, TS: ts}
+}

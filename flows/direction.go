@@ -1,0 +1,747 @@
+package flows
+
+import (
+	"encoding/binary"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/iwarpkit/iwarpkit/dissect"
+	"github.com/iwarpkit/iwarpkit/dissect/mpa"
+	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
+	"github.com/iwarpkit/iwarpkit/markers"
+	"github.com/iwarpkit/iwarpkit/reassembly"
+)
+
+// dmode is the state of one direction's MPA state machine.
+type dmode uint8
+
+const (
+	modeStart   dmode = iota // streaming mode: expecting an MPA Request or Reply
+	modeWaitNeg              // our MPA frame was sent; waiting for the other side's to know markers/CRC
+	modeFPDU                 // full operation: framing FPDUs
+	modeLost                 // resynchronising (after a gap, or no handshake captured)
+	modeDead                 // not iWARP, or rejected: octets are ignored
+)
+
+// Limits per direction.
+const (
+	maxFPDUWire = 2 + 65535 + 3 + 4 + 4*130 // the longest FPDU on the wire, markers included
+	maxHold     = 2*maxFPDUWire + 20        // octets held while framing
+	maxHole     = maxFPDUWire               // gaps up to this size are kept as zero-filled holes
+	scanLimit   = 1 << 20                   // octets scanned for a first lock before giving up on a direction
+)
+
+type prov struct {
+	off, end uint64
+	frame    uint64
+	ts       time.Time
+}
+
+type hole struct{ off, end uint64 }
+
+type direction struct {
+	c      *conn
+	side   side
+	stream *reassembly.Stream
+	mode   dmode
+
+	data   []byte // data[head:] holds stream octets [bufOff, bufOff+len)
+	head   int
+	bufOff uint64
+	prov   []prov
+	holes  []hole
+
+	seqBase  uint32
+	seqKnown bool
+	lastTS   time.Time
+
+	markersNeg, markersKnown bool // negotiated by the other side's MPA frame
+	markers                  bool // in effect
+	grid                     markers.Grid
+	crc, crcKnown            bool
+	origin                   uint64 // stream offset of the first FPDU octet
+	originKnown              bool
+
+	parsing   bool
+	midstream bool
+	scanned   uint64 // octets scanned while looking for a first lock
+	lostAt    uint64 // stream offset where sync was lost
+	everLock  bool
+	// noMarkerPhase: a mid-stream search found no marker grid.
+	noMarkerPhase bool
+	// markersForced, crcForced: set by a Force; the handshake does not change them.
+	markersForced, crcForced bool
+	sawFPDU                  bool // an FPDU was framed in this direction
+	synSeen                  bool // the SYN of this direction was captured: offset 0 is ISN+1
+	dv                       int  // DDP version seen in this direction, -1 unknown
+
+	scratch []byte
+	found   []markers.Found
+	msgs    messages
+}
+
+func newDirection(c *conn, s side, ro reassembly.Options) *direction {
+	return &direction{c: c, side: s, stream: reassembly.NewStream(ro), dv: -1}
+}
+
+func (d *direction) buf() []byte { return d.data[d.head:] }
+
+func (d *direction) seqOf(off uint64) uint32 { return d.seqBase + uint32(off) }
+
+
+// Data implements reassembly.Handler.
+func (d *direction) Data(ch reassembly.Chunk) {
+	if !d.seqKnown {
+		d.seqBase = uint32(ch.Seq) - uint32(ch.Off)
+		d.seqKnown = true
+	}
+	if d.mode == modeDead {
+		if d.c.rejected && len(ch.Data) > 0 && d.c.dirOf(d.side) != DirUnknown {
+			d.c.finding(nil, dissect.SeverityWarning, "mpa.data_after_reject",
+				"octets sent after the connection was rejected", "RFC 5044 §7.1.1", ch.Frame)
+		}
+		return
+	}
+	if len(ch.Data) == 0 {
+		return
+	}
+	end := d.bufOff + uint64(len(d.buf()))
+	if len(d.buf()) == 0 {
+		d.bufOff = ch.Off
+		d.data = d.data[:0]
+		d.head = 0
+	} else if ch.Off != end {
+		// The reassembler promises contiguous delivery between gap
+		// events; treat anything else as a gap.
+		if ch.Off > end {
+			d.gap(end, ch.Off, ch.Frame)
+		} else {
+			return
+		}
+		if d.mode == modeDead {
+			return
+		}
+		if len(d.buf()) == 0 {
+			d.bufOff = ch.Off
+			d.data = d.data[:0]
+			d.head = 0
+		}
+	}
+	d.data = append(d.data, ch.Data...)
+	d.prov = append(d.prov, prov{off: ch.Off, end: ch.Off + uint64(len(ch.Data)), frame: ch.Frame, ts: ch.TS})
+	d.parse()
+}
+
+// Event implements reassembly.Handler.
+func (d *direction) Event(e reassembly.Event) {
+	switch e.Kind {
+	case reassembly.EvGap:
+		if !d.seqKnown {
+			d.seqBase = uint32(e.Seq) - uint32(e.Off)
+			d.seqKnown = true
+		}
+		d.gap(e.Off, e.Off+uint64(e.Len), e.Frame)
+	case reassembly.EvMidstream:
+		d.midstream = true
+	case reassembly.EvConflict:
+		if d.c.isIWARP() {
+			d.c.finding(nil, dissect.SeverityWarning, "tcp.retransmit_conflict",
+				"retransmission of seq "+strconv.FormatUint(uint64(uint32(e.Seq)), 10)+" (+"+strconv.Itoa(e.Len)+
+					") carries different octets than the first copy; the first copy was used", "RFC 793 §3.3", e.Frame)
+		}
+	case reassembly.EvBufferFull:
+		d.c.finding(nil, dissect.SeverityWarning, "cap.reassembly_buffer",
+			"out-of-order buffer full: octets skipped", "", e.Frame)
+	}
+}
+
+// gap handles octets [off, end) that were never captured.
+func (d *direction) gap(off, end uint64, frame uint64) {
+	if end <= off || d.mode == modeDead {
+		return
+	}
+	if d.c.isIWARP() || d.mode == modeFPDU || d.mode == modeWaitNeg {
+		d.c.finding(nil, dissect.SeverityWarning, "tcp.gap",
+			strconv.FormatUint(end-off, 10)+" octets missing from the capture (seq "+
+				strconv.FormatUint(uint64(d.seqOf(off)), 10)+" to "+strconv.FormatUint(uint64(d.seqOf(end)), 10)+")",
+			"", frame)
+	}
+	bufEnd := d.bufOff + uint64(len(d.buf()))
+	if len(d.buf()) == 0 {
+		bufEnd = off
+		d.bufOff = off
+	}
+	if off != bufEnd {
+		off = bufEnd
+	}
+	if (d.mode == modeFPDU || d.mode == modeWaitNeg) && end-off <= maxHole && len(d.buf())+int(end-off) <= maxHold {
+		// Keep small gaps as zero-filled holes so the FPDU around them is
+		// reported (crc_status incomplete) and framing goes on from its
+		// length field.
+		n := int(end - off)
+		for i := 0; i < n; i++ {
+			d.data = append(d.data, 0)
+		}
+		d.holes = append(d.holes, hole{off, end})
+		d.parse()
+		return
+	}
+	// A large gap: report what is known of the FPDU in progress, then
+	// resynchronise after the gap.
+	if d.mode == modeFPDU {
+		d.emitPartial(end)
+	}
+	d.dropAll(end)
+	if d.mode == modeFPDU || d.mode == modeWaitNeg || d.mode == modeStart {
+		d.lose(end)
+	}
+}
+
+// lose enters resynchronisation at stream offset at.
+func (d *direction) lose(at uint64) {
+	if d.mode == modeStart && !d.everLock && !d.c.isIWARP() {
+		// Nothing iWARP seen yet: scan as a mid-stream capture.
+		d.midstream = true
+	}
+	d.mode = modeLost
+	d.lostAt = at
+}
+
+// dropAll discards every buffered octet and restarts the buffer at off.
+func (d *direction) dropAll(off uint64) {
+	d.data = d.data[:0]
+	d.head = 0
+	d.bufOff = off
+	d.prov = d.prov[:0]
+	d.holes = d.holes[:0]
+}
+
+// consume drops n octets from the front of the buffer.
+func (d *direction) consume(n int) {
+	if n <= 0 {
+		return
+	}
+	if n > len(d.buf()) {
+		n = len(d.buf())
+	}
+	d.head += n
+	d.bufOff += uint64(n)
+	if d.head == len(d.data) {
+		d.data = d.data[:0]
+		d.head = 0
+	} else if d.head > 64<<10 && d.head > len(d.data)/2 {
+		m := copy(d.data, d.data[d.head:])
+		d.data = d.data[:m]
+		d.head = 0
+	}
+	i := 0
+	for i < len(d.prov) && d.prov[i].end <= d.bufOff {
+		i++
+	}
+	if i > 0 {
+		d.prov = append(d.prov[:0], d.prov[i:]...)
+	}
+	i = 0
+	for i < len(d.holes) && d.holes[i].end <= d.bufOff {
+		i++
+	}
+	if i > 0 {
+		d.holes = append(d.holes[:0], d.holes[i:]...)
+	}
+}
+
+func (d *direction) hasPending() bool {
+	return (len(d.buf()) > 0 && d.mode != modeDead) || d.msgs.open() > 0
+}
+
+// pendingFrame is the earliest frame whose octets might still become part of
+// a record of this direction.
+func (d *direction) pendingFrame() (uint64, bool) {
+	var f uint64
+	ok := false
+	if len(d.buf()) > 0 && d.mode != modeDead && d.mode != modeLost && len(d.prov) > 0 {
+		f, ok = d.prov[0].frame, true
+	}
+	if mf, mok := d.msgs.oldest(); mok && (!ok || mf < f) {
+		f, ok = mf, true
+	}
+	return f, ok
+}
+
+func (d *direction) frameTS(frame uint64) (time.Time, bool) {
+	for i := range d.prov {
+		if d.prov[i].frame == frame {
+			return d.prov[i].ts, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// framesOf lists the frames that carried octets of [s, e).
+func (d *direction) framesOf(s, e uint64) ([]uint64, time.Time) {
+	var out []uint64
+	var ts time.Time
+	for i := range d.prov {
+		p := &d.prov[i]
+		if p.end <= s || p.off >= e {
+			continue
+		}
+		if len(out) == 0 {
+			ts = p.ts
+		}
+		if len(out) == 0 || out[len(out)-1] != p.frame {
+			out = append(out, p.frame)
+		}
+	}
+	return out, ts
+}
+
+func (d *direction) inHole(off uint64) bool {
+	for _, h := range d.holes {
+		if off >= h.off && off < h.end {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *direction) overlapsHole(s, e uint64) bool {
+	for _, h := range d.holes {
+		if h.off < e && s < h.end {
+			return true
+		}
+	}
+	return false
+}
+
+// parse runs the state machine over the buffered octets.
+func (d *direction) parse() {
+	if d.parsing {
+		return
+	}
+	d.parsing = true
+	defer func() { d.parsing = false }()
+	for {
+		var progressed bool
+		switch d.mode {
+		case modeStart:
+			progressed = d.parseStart()
+		case modeWaitNeg:
+			if len(d.buf()) > maxHold {
+				d.inferNegotiation()
+				progressed = true
+			}
+		case modeFPDU:
+			progressed = d.parseFPDU()
+		case modeLost:
+			progressed = d.resync(false)
+		case modeDead:
+			d.dropAll(d.bufOff + uint64(len(d.buf())))
+		}
+		if !progressed {
+			return
+		}
+	}
+}
+
+// tryFrame is called when the negotiation completes.
+func (d *direction) tryFrame() {
+	if d.mode != modeWaitNeg {
+		return
+	}
+	if !d.crcKnown || !d.markersKnown {
+		return
+	}
+	d.startFPDU(d.markersNeg, d.crc)
+	d.parse()
+}
+
+func (d *direction) startFPDU(markersOn, crc bool) {
+	d.mode = modeFPDU
+	d.markers = markersOn
+	d.crc = crc
+	d.crcKnown = true
+	d.grid = markers.Grid{Origin: d.origin}
+	d.everLock = true
+}
+
+// parseStart reads an MPA Request or Reply at the start of the stream.
+func (d *direction) parseStart() bool {
+	b := d.buf()
+	if len(b) == 0 {
+		return false
+	}
+	k := len(b)
+	if k > mpa.KeyLen {
+		k = mpa.KeyLen
+	}
+	if !mpa.IsKeyPrefix(b[:k]) {
+		d.notMPA()
+		return true
+	}
+	f, n, err := mpa.DecodeFrame(b)
+	if errors.Is(err, dissect.ErrTruncated) {
+		return false
+	}
+	if err != nil {
+		d.notMPA()
+		return true
+	}
+	frames, ts := d.framesOf(d.bufOff, d.bufOff+uint64(n))
+	rec := mkRecord(RecMPA, frames[0], ts)
+	d.fill(rec)
+	m := &MPARecord{Seq: d.seqOf(d.bufOff), Frame: f, Frames: frames}
+	m.Frame.PD = append([]byte(nil), f.PD...)
+	if e, _, ok := f.Enhanced(); ok {
+		m.HasEnhanced = true
+		m.Enhanced = e
+		m.P2P = e.P2P(d.c.d.opts.Flags)
+		m.RTR = e.RTR(d.c.d.opts.Flags)
+	}
+	rec.MPA = m
+	for _, fd := range f.Check(nil) {
+		d.c.finding(rec, fd.Severity, fd.Code, fd.Msg, fd.Ref, rec.Frame)
+	}
+	d.consume(n)
+	d.origin = d.bufOff
+	d.originKnown = true
+	d.mode = modeWaitNeg
+	if f.Kind == mpa.KindReply && f.R {
+		d.mode = modeDead
+	}
+	d.c.onMPA(d, rec)
+	d.c.d.push(rec)
+	if d.c.rejected {
+		for _, od := range d.c.dirs {
+			if od.mode == modeWaitNeg {
+				od.mode = modeDead
+			}
+		}
+	}
+	return true
+}
+
+// notMPA handles a stream that does not start with an MPA frame.
+func (d *direction) notMPA() {
+	d.lose(d.bufOff)
+	d.midstream = true
+}
+
+// inferNegotiation decides markers and CRC for a direction whose peer's MPA
+// frame was not captured, from the first FPDU itself.
+func (d *direction) inferNegotiation() {
+	d.c.finding(nil, dissect.SeverityWarning, "mpa.negotiation_not_captured",
+		"the peer's MPA frame was not captured: marker and CRC use inferred from the data", "RFC 5044 §7.1", d.c.lastFrame)
+	b := d.buf()
+	mk := d.markersKnown && d.markersNeg
+	if !d.markersKnown {
+		// In a marker direction the first FPDU starts with a marker whose
+		// FPDUPTR is 0: four zero octets, which no FPDU header can be.
+		mk = len(b) >= 4 && binary.BigEndian.Uint32(b) == 0
+	}
+	crc := d.crcKnown && d.crc
+	if !d.crcKnown {
+		g := markers.Grid{Origin: d.origin}
+		if ok, _, crcOK, _ := d.candidateAt(d.bufOff, mk, g, true); ok && crcOK {
+			crc = true
+		}
+	}
+	d.startFPDU(mk, crc)
+}
+
+// finish is called at the end of the capture for the direction.
+func (d *direction) finish() {
+	switch d.mode {
+	case modeWaitNeg:
+		if len(d.buf()) > 0 {
+			d.inferNegotiation()
+			d.parse()
+		}
+	case modeLost:
+		d.resync(true)
+		d.parse()
+	}
+	if d.mode == modeFPDU && len(d.buf()) > 0 {
+		d.emitPartial(d.bufOff + uint64(len(d.buf())))
+	}
+	d.dropAll(d.bufOff + uint64(len(d.buf())))
+	d.msgs.flush(d)
+}
+
+// fill sets the common fields of a record sent by this direction.
+func (d *direction) fill(r *Record) {
+	r.Conn = d.c.id
+	r.Src = d.c.endpoint(d.side)
+	r.Dst = d.c.endpoint(1 - d.side)
+	r.Dir = d.c.dirOf(d.side)
+}
+
+// lenField returns the ULPDU_Length of an FPDU starting at stream offset s,
+// and the wire offsets of its two octets, given the marker setting.
+func (d *direction) lenAt(b []byte, s, bufOff uint64, mk bool, g markers.Grid) (ulen int, ok bool, inHole bool) {
+	w0, w1 := 0, 1
+	if mk {
+		w0, w1 = g.WireOffset(s, 0), g.WireOffset(s, 1)
+	}
+	i0 := int(s-bufOff) + w0
+	i1 := int(s-bufOff) + w1
+	if i1 >= len(b) {
+		return 0, false, false
+	}
+	if d.inHole(s+uint64(w0)) || d.inHole(s+uint64(w1)) {
+		return 0, false, true
+	}
+	return int(b[i0])<<8 | int(b[i1]), true, false
+}
+
+// parseFPDU frames one FPDU at the front of the buffer.
+func (d *direction) parseFPDU() bool {
+	b := d.buf()
+	s := d.bufOff
+	ulen, ok, hole := d.lenAt(b, s, s, d.markers, d.grid)
+	if hole {
+		d.c.finding(nil, dissect.SeverityWarning, "mpa.sync_lost",
+			"the ULPDU_Length of the next FPDU was not captured; resynchronising", "RFC 5044 §4", d.c.lastFrame)
+		// Skip past the hole holding the length field.
+		for _, h := range d.holes {
+			if h.off <= s+2 && s < h.end {
+				d.consume(int(h.end - s))
+				break
+			}
+		}
+		d.lose(d.bufOff)
+		return true
+	}
+	if !ok {
+		return false
+	}
+	plain := mpa.PlainLen(ulen)
+	wire := plain
+	if d.markers {
+		wire = d.grid.WireLen(s, plain)
+	}
+	if len(b) < wire {
+		return false
+	}
+	if d.markers && !d.sawFPDU && d.synSeen && d.grid.Origin != 0 {
+		// RDMAC (MPA rev 0): the grid may be anchored at ISN+1 rather than
+		// at the first FPDU octet (PROTOCOL.md A.6). Try it when the FPDU
+		// does not validate on the usual grid.
+		if ok, _, _, _ := d.candidateAt(s, true, d.grid, false); !ok {
+			alt := markers.Grid{Origin: 0}
+			if ok2, _, _, need2 := d.candidateAt(s, true, alt, false); ok2 && !need2 {
+				d.grid = alt
+				d.c.finding(nil, dissect.SeverityNote, "mpa.grid_at_isn",
+					"the markers follow a 512-octet grid anchored at ISN+1, not at the first FPDU octet (RDMAC-era MPA)",
+					"seed 000 §4; RFC 5044 §5.1", d.firstFrame(s))
+				return true
+			}
+		}
+	}
+	d.sawFPDU = true
+	if !d.overlapsHole(s, s+uint64(wire)) && !d.crcValidates(b[:wire]) {
+		if _, plausible := d.plausible(b[:wire], s, d.markers, d.grid); !plausible {
+			d.c.finding(nil, dissect.SeverityWarning, "mpa.sync_lost",
+				"the octets at seq "+strconv.FormatUint(uint64(d.seqOf(s)), 10)+" are not a valid FPDU header; resynchronising",
+				"RFC 5044 §4", d.firstFrame(s))
+			d.lose(s)
+			d.consume(1)
+			return true
+		}
+	}
+	d.emitFPDU(s, b[:wire], wire, ulen)
+	d.consume(wire)
+	return true
+}
+
+func (d *direction) firstFrame(off uint64) uint64 {
+	for i := range d.prov {
+		if d.prov[i].end > off {
+			return d.prov[i].frame
+		}
+	}
+	return d.c.lastFrame
+}
+
+// crcValidates reports whether CRC is in use on the direction and the FPDU's
+// CRC field matches (markers inside are covered, RFC 5044 §4.1).
+func (d *direction) crcValidates(wire []byte) bool {
+	if !d.crc || len(wire) < mpa.MinFPDULen {
+		return false
+	}
+	n := len(wire) - mpa.CRCLen
+	return mpa.CRC32C(wire[:n]) == binary.LittleEndian.Uint32(wire[n:])
+}
+
+// emitPartial reports the FPDU in progress at the front of the buffer, whose
+// octets up to gapEnd were not all captured.
+func (d *direction) emitPartial(gapEnd uint64) {
+	b := d.buf()
+	if len(b) == 0 {
+		return
+	}
+	s := d.bufOff
+	ulen, ok, _ := d.lenAt(b, s, s, d.markers, d.grid)
+	if !ok {
+		return
+	}
+	plain := mpa.PlainLen(ulen)
+	wire := plain
+	if d.markers {
+		wire = d.grid.WireLen(s, plain)
+	}
+	if wire <= len(b) {
+		return
+	}
+	if gapEnd < s+uint64(wire) {
+		gapEnd = s + uint64(wire)
+	}
+	d.holes = append(d.holes, hole{s + uint64(len(b)), gapEnd})
+	d.emitFPDU(s, b, wire, ulen)
+}
+
+// emitFPDU builds the record of the FPDU at stream offset s whose wire
+// length is wire; have holds its captured octets (all of them, or a prefix).
+func (d *direction) emitFPDU(s uint64, have []byte, wire, ulen int) {
+	c := d.c
+	frames, ts := d.framesOf(s, s+uint64(wire))
+	if len(frames) == 0 {
+		frames = []uint64{c.lastFrame}
+		ts = d.lastTS
+	}
+	rec := mkRecord(RecFPDU, frames[0], ts)
+	d.fill(rec)
+	fr := &FPDURecord{Seq: d.seqOf(s), Off: s, Len: wire, Frames: frames, ULPDULen: uint16(ulen), Pad: mpa.PadLen(ulen)}
+	rec.FPDU = fr
+	complete := len(have) >= wire && !d.overlapsHole(s, s+uint64(wire))
+	if len(have) > wire {
+		have = have[:wire]
+	}
+
+	// Strip markers and check their FPDUPTRs (RFC 5044 §5.1).
+	plain := have
+	if d.markers {
+		d.scratch, d.found = d.grid.Strip(d.scratch[:0], have, s, d.found[:0])
+		plain = d.scratch
+		for _, m := range d.found {
+			if d.overlapsHole(m.Off, m.Off+markers.Size) {
+				continue
+			}
+			ok := markers.CheckPtr(m, s)
+			fr.Markers = append(fr.Markers, Marker{Seq: d.seqOf(m.Off), FPDUPtr: m.FPDUPtr, Rsvd: m.Rsvd, OK: ok})
+			if !ok {
+				c.finding(rec, dissect.SeverityError, "mpa.marker_ptr_bad",
+					"marker at seq "+strconv.FormatUint(uint64(d.seqOf(m.Off)), 10)+" has FPDUPTR "+strconv.Itoa(int(m.FPDUPtr))+
+						", expected "+strconv.FormatUint(m.Off-s, 10)+" (framing continues from the length field)", "RFC 5044 §5.1", rec.Frame)
+			}
+		}
+	}
+	if complete {
+		fr.CRC = binary.LittleEndian.Uint32(have[wire-mpa.CRCLen:])
+		switch {
+		case !d.crc:
+			fr.CRCStatus = CRCUnchecked
+		case mpa.CRC32C(have[:wire-mpa.CRCLen]) == fr.CRC:
+			fr.CRCStatus = CRCOK
+		default:
+			fr.CRCStatus = CRCBad
+			c.crcErrors++
+			c.finding(rec, dissect.SeverityError, "mpa.crc_bad",
+				"CRC32c mismatch: field 0x"+strconv.FormatUint(uint64(fr.CRC), 16)+", computed 0x"+
+					strconv.FormatUint(uint64(mpa.CRC32C(have[:wire-mpa.CRCLen])), 16), "RFC 5044 §4.1", rec.Frame)
+		}
+	} else {
+		fr.CRCStatus = CRCIncomplete
+	}
+
+	// The ULPDU: the DDP segment (RFC 5041) and its RDMAP header (RFC 5040).
+	ulpdu := plain
+	if len(ulpdu) > 2 {
+		ulpdu = ulpdu[2:]
+	} else {
+		ulpdu = nil
+	}
+	if len(ulpdu) > ulen {
+		ulpdu = ulpdu[:ulen]
+	}
+	hdrMissing := d.overlapsHole(s, s+uint64(d.wireOff(s, 2+rdmapMaxHdr)))
+	if !complete && hdrMissing {
+		// Decode what there is, but a header that runs into missing octets is not trusted.
+		ulpdu = d.trimToHole(s, ulpdu)
+	}
+	seg, err := rdmap.Decode(ulpdu)
+	if !complete && errors.Is(err, dissect.ErrTruncated) {
+		fr.SegErr = err
+	} else if err != nil && !errors.Is(err, dissect.ErrUnknownOpcode) {
+		fr.SegErr = err
+		c.finding(rec, dissect.SeverityError, "ddp.malformed", "DDP segment cannot be decoded: "+err.Error(), "RFC 5041 §4", rec.Frame)
+	} else {
+		fr.SegOK = true
+		if errors.Is(err, dissect.ErrUnknownOpcode) {
+			fr.SegErr = err
+		}
+		fr.PayloadLen = ulen - seg.HdrLen
+		if fr.PayloadLen < 0 {
+			fr.PayloadLen = 0
+		}
+		if complete {
+			fr.Preview = append([]byte(nil), seg.Payload[:min(len(seg.Payload), PreviewLen)]...)
+		}
+		seg.Payload = nil
+		fr.Seg = seg
+		for _, f := range seg.Check(nil) {
+			c.finding(rec, f.Severity, f.Code, f.Msg, f.Ref, rec.Frame)
+		}
+		if seg.Opcode == rdmap.OpTerminate {
+			for _, f := range seg.Term.CheckHeaders(nil) {
+				c.finding(rec, f.Severity, f.Code, f.Msg, f.Ref, rec.Frame)
+			}
+		}
+		dv := int(seg.DDP.DV)
+		if c.ddpVersion < 0 {
+			c.ddpVersion = dv
+		} else if c.ddpVersion != dv {
+			c.finding(rec, dissect.SeverityError, "ddp.version_mismatch",
+				"DDP version "+strconv.Itoa(dv)+" differs from version "+strconv.Itoa(c.ddpVersion)+" seen before on the connection",
+				"seed 000 §5.1", rec.Frame)
+		}
+	}
+	if complete && fr.Pad > 0 {
+		p := plain[len(plain)-mpa.CRCLen-fr.Pad : len(plain)-mpa.CRCLen]
+		for _, x := range p {
+			if x != 0 {
+				c.finding(rec, dissect.SeverityNote, "mpa.pad_nonzero", "pad octets are not zero", "RFC 5044 §4.1", rec.Frame)
+				break
+			}
+		}
+	}
+	c.fpdus++
+	c.octets += uint64(wire)
+	c.d.push(rec)
+	if fr.SegOK {
+		d.msgs.add(d, rec)
+	}
+}
+
+// rdmapMaxHdr is the longest DDP+RDMAP header (Atomic Request: 18 + 52).
+const rdmapMaxHdr = 18 + 52
+
+// wireOff maps a plain offset to a wire offset for the FPDU at s.
+func (d *direction) wireOff(s uint64, plainIdx int) int {
+	if d.markers {
+		return d.grid.WireOffset(s, plainIdx)
+	}
+	return plainIdx
+}
+
+// trimToHole cuts ulpdu (plain octets from plain offset 2) before the first
+// missing octet.
+func (d *direction) trimToHole(s uint64, ulpdu []byte) []byte {
+	for i := range ulpdu {
+		if d.inHole(s + uint64(d.wireOff(s, 2+i))) {
+			return ulpdu[:i]
+		}
+	}
+	return ulpdu
+}

@@ -1,0 +1,177 @@
+package flows
+
+import (
+	"time"
+
+	"github.com/iwarpkit/iwarpkit/dissect"
+	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
+)
+
+// msgKey identifies an RDMA message being gathered in one direction
+// (RFC 5041 §5): untagged segments by queue and MSN, tagged ones by STag.
+type msgKey struct {
+	tagged bool
+	stag   uint32
+	qn     uint32
+	msn    uint32
+}
+
+type msgState struct {
+	rec     *MessageRecord
+	frame   uint64
+	ts      time.Time
+	lastTS  time.Time
+	nextOff uint64 // expected MO or TO of the next segment
+}
+
+// messages gathers the segments of RDMA messages in one direction.
+type messages struct {
+	open_ map[msgKey]*msgState
+}
+
+func (m *messages) open() int { return len(m.open_) }
+
+// oldest returns the first frame of the oldest message still being gathered.
+func (m *messages) oldest() (uint64, bool) {
+	var f uint64
+	ok := false
+	for _, s := range m.open_ {
+		if !ok || s.frame < f {
+			f, ok = s.frame, true
+		}
+	}
+	return f, ok
+}
+
+// pendingRead is an RDMA Read Request waiting for its Read Response.
+type pendingRead struct {
+	requester side
+	sinkSTag  uint32
+	size      uint32
+	frame     uint64
+	ts        time.Time
+}
+
+// maxPendingReads bounds the Read Requests remembered per connection.
+const maxPendingReads = 1024
+
+// add files one decoded segment.
+func (m *messages) add(d *direction, rec *Record) {
+	fr := rec.FPDU
+	seg := &fr.Seg
+	k := msgKey{tagged: seg.DDP.T}
+	off := uint64(seg.DDP.MO)
+	if seg.DDP.T {
+		k.stag = seg.DDP.STag
+		off = seg.DDP.TO
+	} else {
+		k.qn, k.msn = seg.DDP.QN, seg.DDP.MSN
+	}
+	if m.open_ == nil {
+		m.open_ = make(map[msgKey]*msgState)
+	}
+	last := fr.Frames[len(fr.Frames)-1]
+	s := m.open_[k]
+	if s == nil {
+		if len(m.open_) >= d.c.d.opts.MaxMessages {
+			m.evictOldest(d)
+		}
+		s = &msgState{
+			rec: &MessageRecord{
+				Opcode: seg.Opcode, FirstFrame: rec.Frame, Tagged: seg.DDP.T,
+				STag: seg.DDP.STag, TO: seg.DDP.TO, QN: seg.DDP.QN, MSN: seg.DDP.MSN,
+			},
+			frame: rec.Frame, ts: rec.TS, nextOff: off,
+		}
+		m.open_[k] = s
+	} else if off != s.nextOff {
+		what := "MO"
+		if seg.DDP.T {
+			what = "TO"
+		}
+		d.c.finding(rec, dissect.SeverityWarning, "ddp.offset_discontinuity",
+			"segment "+what+" does not follow the previous segment of the message", "RFC 5041 §5", rec.Frame)
+	}
+	s.rec.Segments++
+	s.rec.Length += uint64(fr.PayloadLen)
+	s.rec.LastFrame = last
+	s.lastTS = rec.TS
+	s.nextOff = off + uint64(fr.PayloadLen)
+	if seg.DDP.L {
+		delete(m.open_, k)
+		m.complete(d, s, seg)
+	}
+}
+
+// complete emits a gathered message.
+func (m *messages) complete(d *direction, s *msgState, seg *rdmap.Segment) {
+	c := d.c
+	r := mkRecord(RecMessage, s.frame, s.ts)
+	d.fill(r)
+	r.Message = s.rec
+	switch s.rec.Opcode {
+	case rdmap.OpReadRequest:
+		if len(c.reads) >= maxPendingReads {
+			c.reads = c.reads[1:]
+		}
+		c.reads = append(c.reads, pendingRead{requester: d.side, sinkSTag: seg.Read.SinkSTag, size: seg.Read.Size, frame: s.frame, ts: s.ts})
+	case rdmap.OpReadResponse:
+		for i, pr := range c.reads {
+			if pr.requester != d.side && pr.sinkSTag == s.rec.STag {
+				s.rec.RequestFrame = pr.frame
+				s.rec.Latency = s.lastTS.Sub(pr.ts)
+				c.reads = append(c.reads[:i], c.reads[i+1:]...)
+				break
+			}
+		}
+	}
+	c.messages++
+	c.d.push(r)
+}
+
+// evictOldest drops the oldest open message (its last segment never came).
+func (m *messages) evictOldest(d *direction) {
+	var ok bool
+	var kk msgKey
+	var f uint64
+	for k, s := range m.open_ {
+		if !ok || s.frame < f {
+			kk, f, ok = k, s.frame, true
+		}
+	}
+	if ok {
+		delete(m.open_, kk)
+		d.c.finding(nil, dissect.SeverityWarning, "ddp.message_incomplete",
+			"an RDMA message never got its last segment (L=1) before the gather limit", "RFC 5041 §5", f)
+	}
+}
+
+// flush reports messages still open at the end of the capture.
+func (m *messages) flush(d *direction) {
+	for len(m.open_) > 0 {
+		var kk msgKey
+		var f uint64
+		ok := false
+		for k, s := range m.open_ {
+			if !ok || s.frame < f || (s.frame == f && lessKey(k, kk)) {
+				kk, f, ok = k, s.frame, true
+			}
+		}
+		delete(m.open_, kk)
+		d.c.finding(nil, dissect.SeverityNote, "ddp.message_incomplete",
+			"an RDMA message was still incomplete (no segment with L=1) when the capture or connection ended", "RFC 5041 §5", f)
+	}
+}
+
+func lessKey(a, b msgKey) bool {
+	if a.tagged != b.tagged {
+		return !a.tagged
+	}
+	if a.stag != b.stag {
+		return a.stag < b.stag
+	}
+	if a.qn != b.qn {
+		return a.qn < b.qn
+	}
+	return a.msn < b.msn
+}

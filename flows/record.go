@@ -1,0 +1,200 @@
+package flows
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/iwarpkit/iwarpkit/dissect"
+	"github.com/iwarpkit/iwarpkit/dissect/mpa"
+	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
+)
+
+// RecordType names what a Record describes (JSONL.md "type").
+type RecordType uint8
+
+// Record types.
+const (
+	RecMPA RecordType = iota + 1
+	RecFPDU
+	RecMessage
+	RecFinding
+	RecConn
+)
+
+var recNames = [...]string{"", "mpa", "fpdu", "message", "finding", "conn"}
+
+// String returns the JSON Lines type name.
+func (t RecordType) String() string {
+	if int(t) < len(recNames) {
+		return recNames[t]
+	}
+	return "unknown"
+}
+
+// Dir is the direction of a record on its connection.
+type Dir uint8
+
+// Directions. DirUnknown when neither a SYN nor an MPA Request told which
+// side initiated.
+const (
+	DirUnknown Dir = iota
+	DirI2R
+	DirR2I
+)
+
+// String returns "i2r", "r2i" or "".
+func (d Dir) String() string {
+	switch d {
+	case DirI2R:
+		return "i2r"
+	case DirR2I:
+		return "r2i"
+	}
+	return ""
+}
+
+// Reverse returns the opposite direction.
+func (d Dir) Reverse() Dir {
+	switch d {
+	case DirI2R:
+		return DirR2I
+	case DirR2I:
+		return DirI2R
+	}
+	return DirUnknown
+}
+
+// CRCStatus is the verdict on an FPDU's CRC field (RFC 5044 §4.1).
+type CRCStatus uint8
+
+// CRC verdicts.
+const (
+	CRCUnchecked  CRCStatus = iota // CRC not negotiated: the field is not checked
+	CRCOK                          // matches
+	CRCBad                         // does not match
+	CRCIncomplete                  // octets of the FPDU are missing from the capture
+)
+
+var crcNames = [...]string{"unchecked", "ok", "bad", "incomplete"}
+
+// String returns the JSON value: ok, bad, unchecked, incomplete.
+func (s CRCStatus) String() string {
+	if int(s) < len(crcNames) {
+		return crcNames[s]
+	}
+	return "unknown"
+}
+
+// Record is one event for consumers: an MPA Request/Reply, an FPDU with its
+// DDP/RDMAP headers, a gathered RDMA message, a finding, or a connection
+// summary. Records never alias decoder buffers: a consumer may keep them.
+type Record struct {
+	Type  RecordType
+	Frame uint64    // frame holding the record's first octet
+	TS    time.Time // that frame's timestamp
+	Conn  int       // connection id, 0-based in order of first appearance
+	Src   netip.AddrPort
+	Dst   netip.AddrPort
+	Dir   Dir
+
+	MPA     *MPARecord
+	FPDU    *FPDURecord
+	Message *MessageRecord
+	Finding *dissect.Finding
+	Summary *ConnSummary
+
+	order uint64 // tie-breaker for deterministic output order
+}
+
+// MPARecord is an MPA Request or Reply frame (RFC 5044 §7.1).
+type MPARecord struct {
+	Seq         uint32 // absolute TCP sequence number of the frame's first octet
+	Frame       mpa.Frame
+	HasEnhanced bool
+	Enhanced    mpa.Enhanced
+	P2P         bool
+	RTR         mpa.RTRSet
+	Frames      []uint64
+	Findings    []dissect.Finding
+}
+
+// Marker is one MPA marker found inside an FPDU (RFC 5044 §5.1).
+type Marker struct {
+	Seq     uint32
+	FPDUPtr uint16
+	Rsvd    uint16
+	OK      bool
+}
+
+// FPDURecord is one FPDU and the DDP segment in it.
+type FPDURecord struct {
+	Seq       uint32   // absolute TCP sequence number of the first octet, a leading marker included
+	Off       uint64   // stream offset of the same octet
+	Len       int      // octets on the wire: markers, length field, ULPDU, pad, CRC
+	Frames    []uint64 // every frame that carried octets of this FPDU
+	ULPDULen  uint16
+	Pad       int
+	Markers   []Marker
+	CRC       uint32
+	CRCStatus CRCStatus
+	// Seg is the decoded DDP segment; Seg.Payload is nil (records do not keep
+	// payload), PayloadLen says how long it was. SegOK is false when the
+	// ULPDU could not be decoded (SegErr says why).
+	Seg        rdmap.Segment
+	SegOK      bool
+	SegErr     error
+	PayloadLen int
+	// Preview holds the first octets of the payload (at most PreviewLen), for
+	// the hex view; the text output escapes it.
+	Preview  []byte
+	Findings []dissect.Finding
+}
+
+// PreviewLen is how many payload octets an FPDURecord keeps.
+const PreviewLen = 64
+
+// MessageRecord is one RDMA message, its DDP segments gathered (RFC 5041 §5).
+type MessageRecord struct {
+	Opcode     rdmap.Opcode
+	Segments   int
+	Length     uint64
+	FirstFrame uint64
+	LastFrame  uint64
+	// Tagged messages: the STag and the TO of the first segment.
+	Tagged bool
+	STag   uint32
+	TO     uint64
+	// Untagged messages: queue and message sequence number.
+	QN, MSN uint32
+	// RDMA Read Response: the frame of the Read Request it answers and the
+	// time between the two; RequestFrame is 0 when the request was not seen.
+	RequestFrame uint64
+	Latency      time.Duration
+}
+
+// ConnSummary describes a connection when it closes or the capture ends.
+type ConnSummary struct {
+	Initiator, Responder netip.AddrPort // zero when unknown
+	InitiatorKnown       bool
+	State                string
+	HaveRequest          bool
+	HaveReply            bool
+	Rev                  uint8
+	CRC                  bool
+	MarkersI2R           bool
+	MarkersR2I           bool
+	Enhanced             bool
+	IRD, ORD             uint16
+	P2P                  bool
+	RTR                  mpa.RTRSet
+	Rejected             bool
+	DDPVersion           int // -1 when no FPDU was seen
+	Midstream            bool
+	FPDUs                int
+	Messages             int
+	Octets               uint64
+	CRCErrors            int
+	Findings             int
+	FirstFrame           uint64
+	LastFrame            uint64
+}

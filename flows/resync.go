@@ -1,0 +1,400 @@
+package flows
+
+import (
+	"encoding/binary"
+	"strconv"
+
+	"github.com/iwarpkit/iwarpkit/dissect"
+	"github.com/iwarpkit/iwarpkit/dissect/ddp"
+	"github.com/iwarpkit/iwarpkit/dissect/mpa"
+	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
+	"github.com/iwarpkit/iwarpkit/markers"
+)
+
+// chainLen is how many consecutive plausible FPDU headers confirm a lock
+// when CRC32c cannot (RFC 5044 §4: FPDUs follow each other back to back).
+const chainLen = 3
+
+// plausible reports whether wire (the complete wire octets of a candidate
+// FPDU at stream offset s) holds a DDP/RDMAP header that a conforming sender
+// could have sent, consistent with what the connection has shown so far.
+func (d *direction) plausible(wire []byte, s uint64, mk bool, g markers.Grid) (rdmap.Segment, bool) {
+	plain := wire
+	if mk {
+		var found []markers.Found
+		plain, found = g.Strip(make([]byte, 0, len(wire)), wire, s, nil)
+		for _, m := range found {
+			if !markers.CheckPtr(m, s) {
+				return rdmap.Segment{}, false
+			}
+		}
+	}
+	if len(plain) < mpa.MinFPDULen {
+		return rdmap.Segment{}, false
+	}
+	ulen := int(binary.BigEndian.Uint16(plain))
+	if mpa.PlainLen(ulen) != len(plain) || ulen < ddp.TaggedHeaderLen {
+		return rdmap.Segment{}, false
+	}
+	return d.plausibleULPDU(plain[2 : 2+ulen])
+}
+
+// plausibleULPDU checks the header rules of RFC 5040 §4 and RFC 5041 §4 that
+// hold for every valid segment.
+func (d *direction) plausibleULPDU(ulpdu []byte) (rdmap.Segment, bool) {
+	seg, err := rdmap.Decode(ulpdu)
+	if err != nil {
+		return seg, false
+	}
+	h := seg.DDP
+	if h.Rsvd != 0 || seg.Rsvd != 0 || h.DV > 1 || seg.RV != h.DV {
+		return seg, false
+	}
+	if v := d.c.ddpVersion; v >= 0 && int(h.DV) != v {
+		return seg, false
+	}
+	op := seg.Opcode
+	if !op.Valid() || op.Tagged() != h.T {
+		return seg, false
+	}
+	if !h.T {
+		if qn, ok := op.QN(); ok && qn != h.QN {
+			return seg, false
+		}
+		if !op.HasInvalidate() && h.ULPRsvd != 0 {
+			return seg, false
+		}
+		if h.MSN == 0 {
+			return seg, false
+		}
+		if (op == rdmap.OpReadRequest || op == rdmap.OpTerminate) && (!h.L || h.MO != 0) {
+			return seg, false
+		}
+	}
+	return seg, true
+}
+
+// candidateAt examines a possible FPDU starting at stream offset s.
+// needMore is true when the buffer does not yet hold all of it.
+func (d *direction) candidateAt(s uint64, mk bool, g markers.Grid, checkCRC bool) (ok bool, wire int, crcOK bool, needMore bool) {
+	b := d.buf()
+	if s < d.bufOff {
+		return false, 0, false, false
+	}
+	ulen, have, hole := d.lenAt(b, s, d.bufOff, mk, g)
+	if hole {
+		return false, 0, false, false
+	}
+	if !have {
+		return false, 0, false, true
+	}
+	if ulen < ddp.TaggedHeaderLen {
+		return false, 0, false, false
+	}
+	plain := mpa.PlainLen(ulen)
+	wire = plain
+	if mk {
+		wire = g.WireLen(s, plain)
+	}
+	i := int(s - d.bufOff)
+	if i+wire > len(b) {
+		return false, wire, false, true
+	}
+	w := b[i : i+wire]
+	if d.overlapsHole(s, s+uint64(wire)) {
+		return false, wire, false, false
+	}
+	if _, p := d.plausible(w, s, mk, g); !p {
+		return false, wire, false, false
+	}
+	if checkCRC {
+		n := wire - mpa.CRCLen
+		crcOK = mpa.CRC32C(w[:n]) == binary.LittleEndian.Uint32(w[n:])
+	}
+	return true, wire, crcOK, false
+}
+
+// resync looks for the next FPDU boundary after lost octets or in a stream
+// whose start was not captured. It reports whether it made progress. With
+// final set (end of capture) it accepts a shorter header chain.
+func (d *direction) resync(final bool) bool {
+	if d.markers && d.originKnown {
+		return d.resyncMarkers(final)
+	}
+	if !d.originKnown && !d.noMarkerPhase && (!d.markersKnown || d.markersNeg) {
+		locked, wait := d.findMarkerPhase(final)
+		if locked {
+			return true
+		}
+		if wait || (d.markersForced && d.markersNeg) {
+			return false
+		}
+	}
+	return d.resyncChain(final)
+}
+
+// phaseMinData is how many octets a mid-stream direction gathers before
+// looking for the marker grid: two markers 512 apart need more than 512.
+const phaseMinData = 4 * markers.Interval
+
+// maxMarkerChain bounds the FPDUs examined to find a marker inside an FPDU.
+const maxMarkerChain = 64
+
+// findMarkerPhase recovers the marker grid of a direction whose handshake was
+// not captured (RFC 5044 §5.1): candidate phases from markers.FindPhase are
+// accepted only when an FPDU that a marker points to is confirmed, by CRC32c
+// or by a chain of consistent headers framed with that grid.
+func (d *direction) findMarkerPhase(final bool) (locked, wait bool) {
+	b := d.buf()
+	if len(b) < phaseMinData && !final {
+		return false, true
+	}
+	cands := markers.FindPhase(b, d.bufOff, nil)
+	for i, cand := range cands {
+		if i >= 8 || cand.Confirmed < 2 {
+			break
+		}
+		g := cand.Grid
+		for m := g.Next(d.bufOff); m+markers.Size <= d.bufOff+uint64(len(b)); m += markers.Interval {
+			idx := int(m - d.bufOff)
+			ptr := uint64(binary.BigEndian.Uint16(b[idx+2:]))
+			if binary.BigEndian.Uint16(b[idx:]) != 0 || ptr%4 != 0 || ptr > m || m-ptr < d.bufOff {
+				continue
+			}
+			start := m - ptr
+			if !d.confirmAt(start, true, g) {
+				continue
+			}
+			d.consume(int(start - d.bufOff))
+			d.markers = true
+			d.grid = g
+			d.origin = g.Origin
+			d.originKnown = true
+			d.mode = modeFPDU
+			wasMid := !d.everLock && d.midstream
+			d.everLock = true
+			if wasMid {
+				d.c.midstream = true
+			}
+			d.c.finding(nil, dissect.SeverityNote, "mpa.midstream_lock",
+				"no MPA handshake captured in this direction: marker grid recovered (phase "+
+					strconv.FormatUint(g.Origin%markers.Interval, 10)+" of 512, "+strconv.Itoa(cand.Confirmed)+
+					" consecutive markers agree) and FPDU framing locked at seq "+strconv.FormatUint(uint64(d.seqOf(start)), 10)+
+					"; CRC "+onOff(d.crc), "RFC 5044 §5.1", d.firstFrame(start))
+			return true, false
+		}
+	}
+	if len(b) >= 2*phaseMinData || final {
+		d.noMarkerPhase = true
+	}
+	return false, false
+}
+
+// confirmAt reports whether an FPDU at stream offset s is confirmed: its CRC
+// validates (and then CRC is in use), or it and the following FPDUs form a
+// chain of chainLen consistent headers (fewer when the data ends first).
+func (d *direction) confirmAt(s uint64, mk bool, g markers.Grid) bool {
+	ok, wire, crcOK, _ := d.candidateAt(s, mk, g, !d.crcKnown || d.crc)
+	if !ok {
+		return false
+	}
+	if crcOK {
+		if !d.crcKnown {
+			d.crc, d.crcKnown = true, true
+		}
+		return true
+	}
+	if d.crcKnown && d.crc {
+		return false
+	}
+	// Under a marker hypothesis, the zero CRC field of a CRC-less stream
+	// in front of each FPDU looks exactly like a marker with FPDUPTR 0, so
+	// the chain must also hold a marker strictly inside an FPDU (FPDUPTR >
+	// 0, checked by plausible) before the grid is believed.
+	interior := 0
+	if mk {
+		interior = g.Count(s+1, s+uint64(wire))
+	}
+	chain, q := 1, s+uint64(wire)
+	for chain < chainLen || (mk && interior == 0 && chain < maxMarkerChain) {
+		ok2, w2, _, need := d.candidateAt(q, mk, g, false)
+		if need {
+			// The data ends: accept a shorter chain only when it ends
+			// exactly at the end of the data.
+			return chain >= 2 && q == d.bufOff+uint64(len(d.buf())) && (!mk || interior > 0)
+		}
+		if !ok2 {
+			return false
+		}
+		if mk {
+			interior += g.Count(q+1, q+uint64(w2))
+		}
+		chain++
+		q += uint64(w2)
+	}
+	if mk && interior == 0 {
+		return false
+	}
+	if !d.crcKnown {
+		d.crc, d.crcKnown = false, true
+	}
+	return true
+}
+
+// resyncMarkers uses the marker grid: the next marker's FPDUPTR points at the
+// start of the FPDU holding it (RFC 5044 §5.1).
+func (d *direction) resyncMarkers(final bool) bool {
+	start0 := d.bufOff
+	for {
+		b := d.buf()
+		m := d.grid.Next(d.bufOff)
+		idx := int(m - d.bufOff)
+		if idx+markers.Size > len(b) {
+			if idx > len(b) {
+				idx = len(b)
+			}
+			d.consume(idx)
+			return d.bufOff != start0
+		}
+		if d.inHole(m) || d.inHole(m+3) {
+			d.consume(idx + markers.Size)
+			continue
+		}
+		rsvd := binary.BigEndian.Uint16(b[idx:])
+		ptr := uint64(binary.BigEndian.Uint16(b[idx+2:]))
+		if rsvd == 0 && ptr%4 == 0 && ptr <= m-d.bufOff+uint64(idx)-uint64(idx) && m >= ptr && m-ptr >= d.bufOff {
+			start := m - ptr
+			ok, _, crcOK, need := d.candidateAt(start, true, d.grid, d.crc)
+			if need && !final {
+				d.consume(int(start - d.bufOff))
+				return d.bufOff != start0
+			}
+			if ok && (!d.crc || crcOK) {
+				skipped := start - d.lostAt
+				d.consume(int(start - d.bufOff))
+				d.mode = modeFPDU
+				d.c.finding(nil, dissect.SeverityNote, "mpa.resync",
+					"framing recovered at seq "+strconv.FormatUint(uint64(d.seqOf(start)), 10)+" from the marker at seq "+
+						strconv.FormatUint(uint64(d.seqOf(m)), 10)+" ("+strconv.FormatUint(skipped, 10)+" octets skipped)",
+					"RFC 5044 §5.1", d.firstFrame(start))
+				return true
+			}
+		}
+		d.consume(idx + markers.Size)
+	}
+}
+
+// resyncChain scans for a run of consistent FPDU headers (or one FPDU whose
+// CRC32c validates) when there are no markers to follow.
+func (d *direction) resyncChain(final bool) bool {
+	start0 := d.bufOff
+	b := d.buf()
+	step := uint64(1)
+	p := d.bufOff
+	if d.originKnown {
+		step = 4
+		if r := (p - d.origin) % 4; r != 0 && p >= d.origin {
+			p += 4 - r
+		}
+	}
+	checkCRC := !d.crcKnown || d.crc
+	for ; p+mpa.MinFPDULen <= d.bufOff+uint64(len(b)); p += step {
+		ok, wire, crcOK, need := d.candidateAt(p, false, markers.Grid{}, checkCRC)
+		if need {
+			if final {
+				continue
+			}
+			d.dropScanned(p)
+			return d.bufOff != start0
+		}
+		if !ok {
+			continue
+		}
+		confirmed := crcOK
+		evidence := "CRC32c validates"
+		if !confirmed {
+			if d.crcKnown && d.crc {
+				continue
+			}
+			chain, q := 1, p+uint64(wire)
+			waiting := false
+			for chain < chainLen {
+				ok2, w2, _, need2 := d.candidateAt(q, false, markers.Grid{}, false)
+				if need2 {
+					waiting = q < d.bufOff+uint64(len(b)) || !final
+					break
+				}
+				if !ok2 {
+					break
+				}
+				chain++
+				q += uint64(w2)
+			}
+			if chain < chainLen && waiting && !final {
+				d.dropScanned(p)
+				return d.bufOff != start0
+			}
+			endOfData := q == d.bufOff+uint64(len(b))
+			confirmed = chain >= chainLen || (final && endOfData && chain >= 1)
+			evidence = strconv.Itoa(chain) + " consecutive consistent FPDU headers (lower confidence: no CRC)"
+		}
+		if !confirmed {
+			continue
+		}
+		skipped := p - d.lostAt
+		d.consume(int(p - d.bufOff))
+		if !d.crcKnown {
+			d.crc = crcOK
+			d.crcKnown = true
+		}
+		wasMid := !d.everLock && d.midstream
+		if !d.originKnown {
+			d.origin = p
+			d.originKnown = true
+		}
+		d.mode = modeFPDU
+		d.markers = false
+		d.everLock = true
+		if wasMid {
+			d.c.midstream = true
+			d.c.finding(nil, dissect.SeverityNote, "mpa.midstream_lock",
+				"no MPA handshake captured in this direction: FPDU framing locked at seq "+strconv.FormatUint(uint64(d.seqOf(p)), 10)+
+					" on "+evidence+"; CRC "+onOff(d.crc)+", no markers", "RFC 5044 §4", d.firstFrame(p))
+		} else {
+			d.c.finding(nil, dissect.SeverityNote, "mpa.resync",
+				"framing recovered at seq "+strconv.FormatUint(uint64(d.seqOf(p)), 10)+" on "+evidence+" ("+
+					strconv.FormatUint(skipped, 10)+" octets skipped)", "RFC 5044 §4", d.firstFrame(p))
+		}
+		return true
+	}
+	d.dropScanned(p)
+	return d.bufOff != start0
+}
+
+// dropScanned discards octets before p that can no longer start an FPDU and
+// gives up on a direction that never locked after scanLimit octets.
+func (d *direction) dropScanned(p uint64) {
+	if p > d.bufOff+uint64(len(d.buf())) {
+		p = d.bufOff + uint64(len(d.buf()))
+	}
+	n := p - d.bufOff
+	d.consume(int(n))
+	if !d.everLock {
+		d.scanned += n
+		if d.scanned > scanLimit {
+			d.mode = modeDead
+			d.dropAll(d.bufOff + uint64(len(d.buf())))
+		}
+	}
+	// Keep the held octets bounded while waiting for a long candidate.
+	if len(d.buf()) > maxHold {
+		d.consume(len(d.buf()) - maxHold)
+	}
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}

@@ -1,0 +1,234 @@
+package format
+
+import (
+	"time"
+
+	"github.com/iwarpkit/iwarpkit/dissect"
+	"github.com/iwarpkit/iwarpkit/dissect/ddp"
+	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
+	"github.com/iwarpkit/iwarpkit/flows"
+)
+
+// SchemaVersion is the JSON Lines schema version (JSONL.md).
+const SchemaVersion = 1
+
+// Timestamp formats a record time as RFC 3339 with nanoseconds, UTC.
+func Timestamp(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.000000000Z07:00")
+}
+
+func addr(r *flows.Record) (string, string) {
+	var s, d string
+	if r.Src.IsValid() {
+		s = r.Src.String()
+	}
+	if r.Dst.IsValid() {
+		d = r.Dst.String()
+	}
+	return s, d
+}
+
+// Fields returns a record's values in schema order, named as in the field
+// registry and JSONL.md.
+func Fields(r *flows.Record) []KV {
+	out := make([]KV, 0, 32)
+	out = append(out, kvu("v", SchemaVersion), kvs("type", r.Type.String()), kvu("frame", r.Frame),
+		kvs("ts", Timestamp(r.TS)), kvu("conn", uint64(r.Conn)))
+	switch r.Type {
+	case flows.RecMPA:
+		out = mpaFields(out, r)
+	case flows.RecFPDU:
+		out = fpduFields(out, r)
+	case flows.RecMessage:
+		out = messageFields(out, r)
+	case flows.RecFinding:
+		out = findingFields(out, *r.Finding)
+	case flows.RecConn:
+		out = connFields(out, r)
+	}
+	return out
+}
+
+func mpaFields(out []KV, r *flows.Record) []KV {
+	m := r.MPA
+	f := m.Frame
+	src, dst := addr(r)
+	out = append(out, kvs("kind", f.Kind.String()), kvs("src", src), kvs("dst", dst), kvs("dir", r.Dir.String()),
+		kvu("seq", uint64(m.Seq)), kvb("m", f.M), kvb("c", f.C), kvb("r", f.R), kvb("s", f.S),
+		kvu("res", uint64(f.Res)), kvu("rev", uint64(f.Rev)), kvu("pd_len", uint64(f.PDLen)), kv("pd", Bytes(f.PD)))
+	if m.HasEnhanced {
+		e := m.Enhanced
+		rtr := make([]Value, 0, 3)
+		for _, n := range m.RTR.Names() {
+			rtr = append(rtr, Str(n))
+		}
+		out = append(out, kv("enhanced", Object([]KV{
+			kvu("ird", uint64(e.IRD)), kvu("ord", uint64(e.ORD)),
+			kvb("a", e.A), kvb("b", e.B), kvb("c", e.C), kvb("d", e.D),
+			kvb("p2p", m.P2P), kv("rtr", List(rtr)),
+		})))
+	}
+	frames := make([]Value, len(m.Frames))
+	for i, fr := range m.Frames {
+		frames[i] = Uint(fr)
+	}
+	out = append(out, kv("frames", List(frames)))
+	if len(m.Findings) > 0 {
+		out = append(out, kv("findings", findingList(m.Findings)))
+	}
+	return out
+}
+
+func findingList(fs []dissect.Finding) Value {
+	l := make([]Value, len(fs))
+	for i, f := range fs {
+		l[i] = Object(findingFields(nil, f))
+	}
+	return List(l)
+}
+
+func findingFields(out []KV, f dissect.Finding) []KV {
+	frames := make([]Value, len(f.Frames))
+	for i, fr := range f.Frames {
+		frames[i] = Uint(fr)
+	}
+	return append(out, kvs("severity", f.Severity.String()), kvs("code", f.Code), kvs("msg", f.Msg),
+		kv("frames", List(frames)), kvs("ref", f.Ref))
+}
+
+// ddpFields appends the DDP header fields (RFC 5041 §4) with the given key
+// prefix ("ddp." at top level, "" inside a Terminate's terminated header).
+func ddpFields(out []KV, p string, h ddp.Header) []KV {
+	out = append(out, kvb(p+"t", h.T), kvb(p+"l", h.L), kvu(p+"dv", uint64(h.DV)))
+	if h.Rsvd != 0 {
+		out = append(out, kvu(p+"rsvd", uint64(h.Rsvd)))
+	}
+	if h.T {
+		return append(out, kvu(p+"stag", uint64(h.STag)), kvu(p+"to", h.TO))
+	}
+	return append(out, kvu(p+"qn", uint64(h.QN)), kvu(p+"msn", uint64(h.MSN)), kvu(p+"mo", uint64(h.MO)))
+}
+
+func readFields(rr rdmap.ReadRequest) []KV {
+	return []KV{kvu("sink_stag", uint64(rr.SinkSTag)), kvu("sink_to", rr.SinkTO), kvu("size", uint64(rr.Size)),
+		kvu("src_stag", uint64(rr.SrcSTag)), kvu("src_to", rr.SrcTO)}
+}
+
+func fpduFields(out []KV, r *flows.Record) []KV {
+	f := r.FPDU
+	src, dst := addr(r)
+	frames := make([]Value, len(f.Frames))
+	for i, fr := range f.Frames {
+		frames[i] = Uint(fr)
+	}
+	out = append(out, kvs("src", src), kvs("dst", dst), kvs("dir", r.Dir.String()),
+		kvu("seq", uint64(f.Seq)), kvu("len", uint64(f.Len)), kv("frames", List(frames)),
+		kvu("mpa.ulpdu_len", uint64(f.ULPDULen)), kvu("mpa.pad", uint64(f.Pad)))
+	if len(f.Markers) > 0 {
+		ms := make([]Value, len(f.Markers))
+		for i, m := range f.Markers {
+			ms[i] = Object([]KV{kvu("seq", uint64(m.Seq)), kvu("fpduptr", uint64(m.FPDUPtr)), kvb("ok", m.OK)})
+		}
+		out = append(out, kv("mpa.markers", List(ms)))
+	}
+	out = append(out, kvu("mpa.crc", uint64(f.CRC)), kvs("mpa.crc_status", f.CRCStatus.String()))
+	if f.SegOK {
+		s := &f.Seg
+		out = ddpFields(out, "ddp.", s.DDP)
+		out = append(out, kvu("rdmap.rv", uint64(s.RV)), kvu("rdmap.opcode", uint64(s.Opcode)), kvs("rdmap.name", s.Opcode.String()))
+		if s.Rsvd != 0 {
+			out = append(out, kvu("rdmap.rsvd", uint64(s.Rsvd)))
+		}
+		switch s.Opcode {
+		case rdmap.OpSendInvalidate, rdmap.OpSendSEInvalidate:
+			out = append(out, kvu("rdmap.inval_stag", uint64(s.InvalSTag)))
+		case rdmap.OpReadRequest:
+			out = append(out, kv("rdmap.read", Object(readFields(s.Read))))
+		case rdmap.OpTerminate:
+			out = append(out, kv("rdmap.term", Object(termFields(s.Term))))
+		case rdmap.OpImmediate, rdmap.OpImmediateSE:
+			out = append(out, kvu("rdmap.immediate", s.Immediate))
+		}
+		out = append(out, kvu("payload_len", uint64(f.PayloadLen)))
+	}
+	if len(f.Findings) > 0 {
+		out = append(out, kv("findings", findingList(f.Findings)))
+	}
+	return out
+}
+
+func termFields(t rdmap.Terminate) []KV {
+	o := []KV{kvu("layer", uint64(t.Layer)), kvu("etype", uint64(t.EType)), kvu("code", uint64(t.Code)),
+		kvb("m", t.M), kvb("d", t.D), kvb("r", t.R)}
+	if t.M || t.D {
+		o = append(o, kvu("ddp_seg_len", uint64(t.DDPSegLen)))
+	}
+	if t.HasDDP {
+		o = append(o, kv("ddp", Object(ddpFields(nil, "", t.DDP))))
+		// The terminated segment's RDMAP control octet (RFC 5040 §4.8).
+		c := rdmap.Control(t.DDP.ULPCtrl)
+		o = append(o, kv("rdmap", Object(append([]KV{kvu("rv", uint64(c.RV())), kvu("opcode", uint64(c.Opcode())),
+			kvs("name", c.Opcode().String())}, termRead(t)...))))
+	} else if t.HasRDMA {
+		o = append(o, kv("rdmap", Object(termRead(t))))
+	}
+	if t.SiwLayout {
+		o = append(o, kvb("siw_layout", true))
+	}
+	return append(o, kvs("text", t.Explain()))
+}
+
+func termRead(t rdmap.Terminate) []KV {
+	if !t.HasRDMA {
+		return nil
+	}
+	return []KV{kv("read", Object(readFields(t.RDMA)))}
+}
+
+func messageFields(out []KV, r *flows.Record) []KV {
+	m := r.Message
+	src, dst := addr(r)
+	out = append(out, kvs("src", src), kvs("dst", dst), kvs("dir", r.Dir.String()),
+		kvu("opcode", uint64(m.Opcode)), kvs("name", m.Opcode.String()), kvu("segments", uint64(m.Segments)),
+		kvu("length", m.Length), kvu("first_frame", m.FirstFrame), kvu("last_frame", m.LastFrame))
+	if m.Tagged {
+		out = append(out, kvu("stag", uint64(m.STag)), kvu("to", m.TO))
+	} else {
+		out = append(out, kvu("qn", uint64(m.QN)), kvu("msn", uint64(m.MSN)))
+	}
+	if m.Opcode == rdmap.OpReadResponse && m.RequestFrame != 0 {
+		out = append(out, kvu("request_frame", m.RequestFrame), kv("latency_ns", Int(int64(m.Latency))))
+	}
+	return out
+}
+
+func connFields(out []KV, r *flows.Record) []KV {
+	s := r.Summary
+	ini, res := Null(), Null()
+	if s.InitiatorKnown {
+		ini, res = Str(s.Initiator.String()), Str(s.Responder.String())
+	}
+	out = append(out, kv("initiator", ini), kv("responder", res), kvs("state", s.State))
+	rtr := make([]Value, 0, 3)
+	for _, n := range s.RTR.Names() {
+		rtr = append(rtr, Str(n))
+	}
+	mpaObj := []KV{kvu("rev", uint64(s.Rev)), kvb("crc", s.CRC), kvb("markers_i2r", s.MarkersI2R), kvb("markers_r2i", s.MarkersR2I),
+		kvb("enhanced", s.Enhanced), kvu("ird", uint64(s.IRD)), kvu("ord", uint64(s.ORD)), kvb("p2p", s.P2P),
+		kv("rtr", List(rtr)), kvb("rejected", s.Rejected)}
+	mv := Object(mpaObj)
+	if !s.HaveRequest && !s.HaveReply {
+		// No handshake captured: what is known comes from the data.
+		mv = Object([]KV{kv("rev", Null()), kvb("crc", s.CRC), kvb("markers_i2r", s.MarkersI2R), kvb("markers_r2i", s.MarkersR2I),
+			kvb("enhanced", false), kv("ird", Null()), kv("ord", Null()), kvb("p2p", false), kv("rtr", List(nil)), kvb("rejected", false)})
+	}
+	dv := Null()
+	if s.DDPVersion >= 0 {
+		dv = Uint(uint64(s.DDPVersion))
+	}
+	out = append(out, kv("mpa", mv), kv("ddp_version", dv), kv("interop", Null()), kvb("midstream", s.Midstream),
+		kvu("fpdus", uint64(s.FPDUs)), kvu("messages", uint64(s.Messages)), kvu("octets", s.Octets),
+		kvu("crc_errors", uint64(s.CRCErrors)), kvu("findings", uint64(s.Findings)),
+		kvu("first_frame", s.FirstFrame), kvu("last_frame", s.LastFrame))
+	return out
+}

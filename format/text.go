@@ -1,0 +1,434 @@
+package format
+
+import (
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/iwarpkit/iwarpkit/dissect"
+	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
+	"github.com/iwarpkit/iwarpkit/flows"
+)
+
+// TextOptions select the text output style.
+type TextOptions struct {
+	Quiet   bool // -q: shorter lines, no attached findings
+	Verbose bool // -v: the field tree under each line
+}
+
+// AppendText appends the record's text form: one line in tcpdump's manner
+// (frame, UTC time of day, endpoints, what it is), then attached findings and,
+// when verbose, the field tree, each on indented lines. Every string from the
+// capture is escaped so that no control character reaches a terminal.
+func AppendText(dst []byte, r *flows.Record, o TextOptions) []byte {
+	start := len(dst)
+	dst = strconv.AppendUint(dst, r.Frame, 10)
+	dst = append(dst, ' ')
+	dst = appendClock(dst, r.TS)
+	dst = append(dst, ' ')
+	switch r.Type {
+	case flows.RecMPA, flows.RecFPDU, flows.RecMessage:
+		dst = append(dst, r.Src.String()...)
+		dst = append(dst, " > "...)
+		dst = append(dst, r.Dst.String()...)
+		dst = append(dst, ": "...)
+	default:
+		dst = append(dst, "conn "...)
+		dst = strconv.AppendInt(dst, int64(r.Conn), 10)
+		dst = append(dst, ": "...)
+	}
+	var attached []dissect.Finding
+	if r.Type == flows.RecMessage && !ShowMessageInText(r.Message) {
+		return dst[:start]
+	}
+	switch r.Type {
+	case flows.RecMPA:
+		dst = appendMPALine(dst, r.MPA)
+		attached = r.MPA.Findings
+	case flows.RecFPDU:
+		dst = appendFPDULine(dst, r.FPDU, o.Quiet)
+		attached = r.FPDU.Findings
+	case flows.RecMessage:
+		dst = appendMessageLine(dst, r.Message)
+	case flows.RecFinding:
+		dst = appendFinding(dst, *r.Finding)
+	case flows.RecConn:
+		dst = appendConnLine(dst, r.Summary)
+	}
+	dst = append(dst, '\n')
+	if !o.Quiet {
+		for _, f := range attached {
+			dst = append(dst, "    "...)
+			dst = appendFinding(dst, f)
+			dst = append(dst, '\n')
+		}
+	}
+	if o.Verbose {
+		dst = AppendTree(dst, Fields(r), 1)
+	}
+	return dst
+}
+
+func appendClock(dst []byte, t time.Time) []byte {
+	t = t.UTC()
+	dst = append2(dst, t.Hour())
+	dst = append(dst, ':')
+	dst = append2(dst, t.Minute())
+	dst = append(dst, ':')
+	dst = append2(dst, t.Second())
+	dst = append(dst, '.')
+	us := t.Nanosecond() / 1000
+	s := strconv.Itoa(us + 1000000)
+	return append(dst, s[1:]...)
+}
+
+func append2(dst []byte, v int) []byte {
+	return append(dst, byte('0'+v/10), byte('0'+v%10))
+}
+
+func appendHex(dst []byte, v uint64, width int) []byte {
+	dst = append(dst, "0x"...)
+	s := strconv.FormatUint(v, 16)
+	for i := len(s); i < width; i++ {
+		dst = append(dst, '0')
+	}
+	return append(dst, s...)
+}
+
+func bit(b bool) byte {
+	if b {
+		return '1'
+	}
+	return '0'
+}
+
+func appendMPALine(dst []byte, m *flows.MPARecord) []byte {
+	f := m.Frame
+	dst = append(dst, "MPA "...)
+	if f.Kind.String() == "request" {
+		dst = append(dst, "Request"...)
+	} else {
+		dst = append(dst, "Reply"...)
+	}
+	dst = append(dst, " rev "...)
+	dst = strconv.AppendUint(dst, uint64(f.Rev), 10)
+	dst = append(dst, " M="...)
+	dst = append(dst, bit(f.M))
+	dst = append(dst, " C="...)
+	dst = append(dst, bit(f.C))
+	if f.R || f.Kind.String() == "reply" {
+		dst = append(dst, " R="...)
+		dst = append(dst, bit(f.R))
+	}
+	dst = append(dst, " S="...)
+	dst = append(dst, bit(f.S))
+	if f.Res != 0 {
+		dst = append(dst, " Res="...)
+		dst = appendHex(dst, uint64(f.Res), 1)
+	}
+	if m.HasEnhanced {
+		dst = append(dst, " IRD "...)
+		dst = strconv.AppendUint(dst, uint64(m.Enhanced.IRD), 10)
+		dst = append(dst, " ORD "...)
+		dst = strconv.AppendUint(dst, uint64(m.Enhanced.ORD), 10)
+		if m.P2P {
+			dst = append(dst, " P2P"...)
+		}
+		if m.RTR != 0 {
+			dst = append(dst, " RTR "...)
+			dst = append(dst, m.RTR.String()...)
+		}
+	}
+	dst = append(dst, " pd_len "...)
+	dst = strconv.AppendUint(dst, uint64(f.PDLen), 10)
+	if f.R {
+		dst = append(dst, " (rejected)"...)
+	}
+	return dst
+}
+
+func appendFPDULine(dst []byte, f *flows.FPDURecord, quiet bool) []byte {
+	if !f.SegOK {
+		dst = append(dst, "FPDU len "...)
+		dst = strconv.AppendInt(dst, int64(f.ULPDULen), 10)
+		if f.SegErr != nil {
+			dst = append(dst, " (undecodable: "...)
+			dst = appendSafe(dst, f.SegErr.Error())
+			dst = append(dst, ')')
+		}
+		return appendCRC(dst, f.CRCStatus)
+	}
+	s := &f.Seg
+	dst = append(dst, s.Opcode.String()...)
+	h := s.DDP
+	switch s.Opcode {
+	case rdmap.OpReadRequest:
+		rr := s.Read
+		dst = append(dst, " sink STag "...)
+		dst = appendHex(dst, uint64(rr.SinkSTag), 8)
+		dst = append(dst, " TO "...)
+		dst = appendHex(dst, rr.SinkTO, 1)
+		dst = append(dst, " size "...)
+		dst = strconv.AppendUint(dst, uint64(rr.Size), 10)
+		if !quiet {
+			dst = append(dst, " src STag "...)
+			dst = appendHex(dst, uint64(rr.SrcSTag), 8)
+			dst = append(dst, " TO "...)
+			dst = appendHex(dst, rr.SrcTO, 1)
+		}
+	case rdmap.OpTerminate:
+		dst = append(dst, ' ')
+		dst = appendSafe(dst, s.Term.Explain())
+	default:
+		if h.T {
+			dst = append(dst, " STag "...)
+			dst = appendHex(dst, uint64(h.STag), 8)
+			dst = append(dst, " TO "...)
+			dst = appendHex(dst, h.TO, 1)
+		} else if !quiet {
+			dst = append(dst, " QN "...)
+			dst = strconv.AppendUint(dst, uint64(h.QN), 10)
+			dst = append(dst, " MSN "...)
+			dst = strconv.AppendUint(dst, uint64(h.MSN), 10)
+			dst = append(dst, " MO "...)
+			dst = strconv.AppendUint(dst, uint64(h.MO), 10)
+		}
+		if s.Opcode.HasInvalidate() {
+			dst = append(dst, " inval STag "...)
+			dst = appendHex(dst, uint64(s.InvalSTag), 8)
+		}
+		dst = append(dst, " len "...)
+		dst = strconv.AppendInt(dst, int64(f.PayloadLen), 10)
+	}
+	if h.L {
+		dst = append(dst, " [last]"...)
+	}
+	if h.DV != 1 {
+		dst = append(dst, " DV "...)
+		dst = strconv.AppendUint(dst, uint64(h.DV), 10)
+	}
+	if len(f.Markers) > 0 && !quiet {
+		dst = append(dst, " markers "...)
+		dst = strconv.AppendInt(dst, int64(len(f.Markers)), 10)
+	}
+	return appendCRC(dst, f.CRCStatus)
+}
+
+func appendCRC(dst []byte, s flows.CRCStatus) []byte {
+	switch s {
+	case flows.CRCBad:
+		return append(dst, " CRC BAD"...)
+	case flows.CRCIncomplete:
+		return append(dst, " (incomplete)"...)
+	}
+	return dst
+}
+
+// ShowMessageInText reports whether the text output prints a message record:
+// a message of one segment repeats its FPDU line, unless it is an RDMA Read
+// Response whose latency the line adds.
+func ShowMessageInText(m *flows.MessageRecord) bool {
+	return m.Segments > 1 || m.RequestFrame != 0
+}
+
+func appendMessageLine(dst []byte, m *flows.MessageRecord) []byte {
+	dst = append(dst, "message "...)
+	dst = append(dst, m.Opcode.String()...)
+	dst = append(dst, ' ')
+	dst = strconv.AppendUint(dst, m.Length, 10)
+	dst = append(dst, " octets in "...)
+	dst = strconv.AppendInt(dst, int64(m.Segments), 10)
+	if m.Segments == 1 {
+		dst = append(dst, " segment"...)
+	} else {
+		dst = append(dst, " segments"...)
+	}
+	dst = append(dst, " frames "...)
+	dst = strconv.AppendUint(dst, m.FirstFrame, 10)
+	dst = append(dst, '-')
+	dst = strconv.AppendUint(dst, m.LastFrame, 10)
+	if m.RequestFrame != 0 {
+		dst = append(dst, " latency "...)
+		dst = append(dst, m.Latency.String()...)
+		dst = append(dst, " (request frame "...)
+		dst = strconv.AppendUint(dst, m.RequestFrame, 10)
+		dst = append(dst, ')')
+	}
+	return dst
+}
+
+func appendFinding(dst []byte, f dissect.Finding) []byte {
+	dst = append(dst, f.Severity.String()...)
+	dst = append(dst, ' ')
+	dst = appendSafe(dst, f.Code)
+	dst = append(dst, ": "...)
+	dst = appendSafe(dst, f.Msg)
+	if f.Ref != "" {
+		dst = append(dst, " ["...)
+		dst = appendSafe(dst, f.Ref)
+		dst = append(dst, ']')
+	}
+	return dst
+}
+
+func appendConnLine(dst []byte, s *flows.ConnSummary) []byte {
+	if s.InitiatorKnown {
+		dst = append(dst, s.Initiator.String()...)
+		dst = append(dst, " > "...)
+		dst = append(dst, s.Responder.String()...)
+		dst = append(dst, ' ')
+	}
+	dst = append(dst, s.State...)
+	if s.HaveRequest || s.HaveReply {
+		dst = append(dst, ", MPA rev "...)
+		dst = strconv.AppendUint(dst, uint64(s.Rev), 10)
+	} else if s.Midstream {
+		dst = append(dst, ", mid-stream (no handshake captured)"...)
+	}
+	dst = append(dst, ", CRC "...)
+	dst = append(dst, onOff(s.CRC)...)
+	dst = append(dst, ", markers i2r "...)
+	dst = append(dst, onOff(s.MarkersI2R)...)
+	dst = append(dst, " r2i "...)
+	dst = append(dst, onOff(s.MarkersR2I)...)
+	if s.Enhanced {
+		dst = append(dst, ", IRD "...)
+		dst = strconv.AppendUint(dst, uint64(s.IRD), 10)
+		dst = append(dst, " ORD "...)
+		dst = strconv.AppendUint(dst, uint64(s.ORD), 10)
+	}
+	dst = append(dst, ", "...)
+	dst = strconv.AppendInt(dst, int64(s.FPDUs), 10)
+	dst = append(dst, " FPDUs, "...)
+	dst = strconv.AppendInt(dst, int64(s.Messages), 10)
+	dst = append(dst, " messages, "...)
+	dst = strconv.AppendUint(dst, s.Octets, 10)
+	dst = append(dst, " octets, "...)
+	dst = strconv.AppendInt(dst, int64(s.CRCErrors), 10)
+	dst = append(dst, " CRC errors, "...)
+	dst = strconv.AppendInt(dst, int64(s.Findings), 10)
+	return append(dst, " findings"...)
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// appendSafe appends s with every control character, escape sequence
+// introducer and invalid UTF-8 octet shown as a \x.. or \u.... escape.
+func appendSafe(dst []byte, s string) []byte {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 || c == 0x7f || c == '\\' {
+				if c == '\\' {
+					dst = append(dst, '\\', '\\')
+				} else {
+					dst = append(dst, '\\', 'x', hexDigits[c>>4], hexDigits[c&15])
+				}
+			} else {
+				dst = append(dst, c)
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if (r == utf8.RuneError && n == 1) || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' || r == '\u202e' || r == '\u200f' {
+			for j := 0; j < n; j++ {
+				dst = append(dst, '\\', 'x', hexDigits[s[i+j]>>4], hexDigits[s[i+j]&15])
+			}
+		} else {
+			dst = append(dst, s[i:i+n]...)
+		}
+		i += n
+	}
+	return dst
+}
+
+// AppendTree appends the field tree: one "name: value" line per field,
+// indented by depth, integers the registry marks as hex in hexadecimal.
+func AppendTree(dst []byte, kvs []KV, depth int) []byte {
+	return appendTree(dst, kvs, depth, "")
+}
+
+func appendTree(dst []byte, kvs []KV, depth int, prefix string) []byte {
+	for _, e := range kvs {
+		switch e.Key {
+		case "v", "type", "frame", "ts", "conn":
+			if depth == 1 {
+				continue
+			}
+		}
+		name := e.Key
+		full := name
+		if prefix != "" {
+			full = prefix + "." + name
+		}
+		for i := 0; i < depth; i++ {
+			dst = append(dst, "    "...)
+		}
+		dst = appendSafe(dst, name)
+		switch e.Val.Kind {
+		case KObject:
+			dst = append(dst, '\n')
+			dst = appendTree(dst, e.Val.Obj, depth+1, full)
+			continue
+		case KList:
+			if len(e.Val.List) > 0 && e.Val.List[0].Kind == KObject {
+				dst = append(dst, '\n')
+				for i, it := range e.Val.List {
+					for j := 0; j < depth+1; j++ {
+						dst = append(dst, "    "...)
+					}
+					dst = append(dst, '[')
+					dst = strconv.AppendInt(dst, int64(i), 10)
+					dst = append(dst, "]\n"...)
+					dst = appendTree(dst, it.Obj, depth+2, full)
+				}
+				continue
+			}
+		}
+		dst = append(dst, ": "...)
+		dst = appendTreeValue(dst, e.Val, full)
+		dst = append(dst, '\n')
+	}
+	return dst
+}
+
+func appendTreeValue(dst []byte, v Value, name string) []byte {
+	switch v.Kind {
+	case KUint:
+		if f, ok := dissect.Lookup(name); ok && f.Type == dissect.TypeHex {
+			return appendHex(dst, v.U, 1)
+		}
+		if isHexName(name) {
+			return appendHex(dst, v.U, 1)
+		}
+		return strconv.AppendUint(dst, v.U, 10)
+	case KString:
+		return appendSafe(dst, v.S)
+	case KList:
+		for i, e := range v.List {
+			if i > 0 {
+				dst = append(dst, ", "...)
+			}
+			dst = appendTreeValue(dst, e, name)
+		}
+		return dst
+	}
+	return appendJSONValue(dst, v)
+}
+
+// isHexName covers STag/TO fields nested under other names (rdmap.term.ddp.stag).
+func isHexName(name string) bool {
+	for _, suf := range [...]string{"stag", "to", "sink_to", "src_to", "crc"} {
+		if len(name) >= len(suf) && name[len(name)-len(suf):] == suf &&
+			(len(name) == len(suf) || name[len(name)-len(suf)-1] == '.' || name[len(name)-len(suf)-1] == '_') {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,65 @@
+// Package testutil holds helpers shared by the project's tests: finding
+// tshark (required in CI, optional elsewhere) and decoding a capture file to
+// records.
+package testutil
+
+import (
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/iwarpkit/iwarpkit/capture"
+	"github.com/iwarpkit/iwarpkit/flows"
+)
+
+// RequireTshark returns tshark's path. Without tshark the test is skipped
+// with a message, or fails when IWARP_REQUIRE_TSHARK=1 (as in CI).
+func RequireTshark(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("tshark")
+	if err != nil {
+		if os.Getenv("IWARP_REQUIRE_TSHARK") == "1" {
+			t.Fatalf("tshark is required (IWARP_REQUIRE_TSHARK=1) but not found: %v", err)
+		}
+		t.Skip("tshark not installed: skipping the differential test (apt-get install tshark)")
+	}
+	return p
+}
+
+// Decode reads a capture file through the whole pipeline and returns every
+// record in output order.
+func Decode(t testing.TB, path string, opts flows.Options) []*flows.Record {
+	t.Helper()
+	src, err := capture.Open(path)
+	if err != nil {
+		t.Fatalf("open %s: %v", path, err)
+	}
+	defer src.Close()
+	var out []*flows.Record
+	dec := flows.NewDecoder(opts, func(r *flows.Record) { out = append(out, r) })
+	for {
+		p, err := src.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("read %s: %v", path, err)
+		}
+		dec.Packet(&p)
+	}
+	dec.Close()
+	return out
+}
+
+// OfType filters records by type.
+func OfType(rs []*flows.Record, typ flows.RecordType) []*flows.Record {
+	var out []*flows.Record
+	for _, r := range rs {
+		if r.Type == typ {
+			out = append(out, r)
+		}
+	}
+	return out
+}
