@@ -53,6 +53,15 @@ type conn struct {
 // maxFindingsPerCode rate-limits repeated findings on one connection.
 const maxFindingsPerCode = 100
 
+// onceCodes are findings that state a fact of the connection rather than of
+// one FPDU: reported on the first FPDU only.
+var onceCodes = map[string]bool{
+	"ddp.dv_rdmac":          true,
+	"rdmap.rv_rdmac":        true,
+	"mpa.pad_nonzero":       true,
+	"rdmap.term_siw_layout": true,
+}
+
 func newConn(d *Decoder, id int, a, b netip.AddrPort, frame uint64, ts time.Time) *conn {
 	c := &conn{d: d, id: id, a: a, b: b, initiator: noSide, firstFrame: frame, firstTS: ts, ddpVersion: -1}
 	for i := range c.dirs {
@@ -155,7 +164,7 @@ func (c *conn) finding(rec *Record, sev dissect.Severity, code, msg, ref string,
 	}
 	n := c.findingsByCode[code]
 	c.findingsByCode[code] = n + 1
-	if n >= maxFindingsPerCode {
+	if n >= maxFindingsPerCode || (n >= 1 && onceCodes[code]) {
 		c.suppressed++
 		return
 	}
@@ -186,6 +195,9 @@ func (c *conn) finding(rec *Record, sev dissect.Severity, code, msg, ref string,
 // tsOf returns the timestamp of a frame of this connection, as well as it is
 // known (the latest timestamp seen otherwise).
 func (c *conn) tsOf(frame uint64) time.Time {
+	if ts, ok := c.d.frameTime(frame); ok {
+		return ts
+	}
 	for _, d := range c.dirs {
 		if ts, ok := d.frameTS(frame); ok {
 			return ts

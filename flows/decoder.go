@@ -53,6 +53,31 @@ type Decoder struct {
 	order   uint64
 	frame   uint64 // the frame being processed
 	pending map[*direction]struct{}
+	// recent remembers the timestamps of the last frames seen, so that
+	// findings about an earlier frame carry its time.
+	recent    [recentFrames]frameTS
+	recentIdx int
+}
+
+type frameTS struct {
+	frame uint64
+	ts    time.Time
+}
+
+const recentFrames = 4096
+
+// frameTime returns the timestamp of a recent frame.
+func (d *Decoder) frameTime(frame uint64) (time.Time, bool) {
+	for i := 0; i < recentFrames; i++ {
+		e := &d.recent[(d.recentIdx-1-i+2*recentFrames)%recentFrames]
+		if e.frame == frame && frame != 0 {
+			return e.ts, true
+		}
+		if e.frame != 0 && e.frame < frame {
+			break
+		}
+	}
+	return time.Time{}, false
 }
 
 // connKey identifies a TCP connection independent of direction: the two
@@ -82,6 +107,8 @@ func NewDecoder(opts Options, emit func(*Record)) *Decoder {
 // The packet's payload is not kept after Packet returns.
 func (d *Decoder) Packet(p *capture.Packet) {
 	d.frame = p.Frame
+	d.recent[d.recentIdx] = frameTS{p.Frame, p.TS}
+	d.recentIdx = (d.recentIdx + 1) % recentFrames
 	if p.Kind != capture.KindTCP {
 		d.release(false)
 		return
