@@ -89,7 +89,6 @@ func (d *direction) buf() []byte { return d.data[d.head:] }
 
 func (d *direction) seqOf(off uint64) uint32 { return d.seqBase + uint32(off) }
 
-
 // Data implements reassembly.Handler.
 func (d *direction) Data(ch reassembly.Chunk) {
 	if !d.seqKnown {
