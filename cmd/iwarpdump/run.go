@@ -41,6 +41,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		flags   = fs.String("mpa-flags", "rfc6581", "read the MPA rev 2 Enhanced flags A-D with `MEANING`: rfc6581 or draft (seed 003, draft-ietf-storm-mpa-peer-connect-01)")
 		forces  forceList
 	)
+	live := addLiveFlags(fs)
 	fs.Var(&forces, "decode-as", "force iWARP decoding of matching connections: `tcp.port==N[,markers=to|from|both|none][,crc=on|off][,host=ADDR][,origin=isn]` (repeatable; \"to\" is the direction towards the port)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -48,13 +49,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if fs.NArg() > 0 {
+	if fs.NArg() > 0 && !live.acceptsArgs() {
 		fmt.Fprintf(stderr, "iwarpdump: unexpected argument %q\n", fs.Arg(0))
 		fs.Usage()
 		return 2
 	}
-	if *file == "" {
-		fmt.Fprintln(stderr, "iwarpdump: no capture file given (use -r FILE; live capture is not available yet)")
+	if *file == "" && !live.active() {
+		fmt.Fprintln(stderr, "iwarpdump: no capture source given (use -r FILE or -i IFACE)")
 		fs.Usage()
 		return 2
 	}
@@ -78,10 +79,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	src, err := capture.Open(*file)
-	if err != nil {
-		fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
-		return 2
+	var src packetSource
+	if live.active() {
+		ls, code := openLive(ctx, live, fs.Args(), stderr)
+		if ls == nil {
+			return code
+		}
+		src = ls
+	} else {
+		fsrc, err := capture.Open(*file)
+		if err != nil {
+			fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
+			return 2
+		}
+		src = fsrc
 	}
 	defer src.Close()
 
@@ -148,4 +159,11 @@ func (l *forceList) Set(s string) error {
 	}
 	*l = append(*l, f)
 	return nil
+}
+
+// packetSource is what run reads packets from: a capture file or a live
+// interface.
+type packetSource interface {
+	Next() (capture.Packet, error)
+	Close() error
 }
