@@ -42,7 +42,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		forces  forceList
 	)
 	live := addLiveFlags(fs)
-	fs.Var(&forces, "decode-as", "force iWARP decoding of matching connections: `tcp.port==N[,markers=to|from|both|none][,crc=on|off][,host=ADDR][,origin=isn]` (repeatable; \"to\" is the direction towards the port)")
+	fs.Var(&forces, "decode-as", "force iWARP decoding of matching connections; `SPEC` is tcp.port==N[,markers=to|from|both|none][,crc=on|off][,host=ADDR][,origin=isn] (repeatable; \"to\" is the direction towards the port)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0

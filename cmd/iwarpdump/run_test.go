@@ -34,7 +34,7 @@ func TestUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "no capture file"},
+		{nil, "no capture source"},
 		{[]string{"-r", "/nonexistent/x.pcap"}, "/nonexistent/x.pcap"},
 		{[]string{"-r", siw + "crc_v2_rping.pcap", "-T", "xml"}, "unknown output format"},
 		{[]string{"-r", siw + "crc_v2_rping.pcap", "extra"}, "unexpected argument"},
