@@ -289,6 +289,8 @@ func (c *conn) summarise() {
 			"further findings of the same kind on this connection were not reported", "", c.lastFrame)
 	}
 	s := &ConnSummary{
+		A:          c.a,
+		B:          c.b,
 		State:      c.state(),
 		Rejected:   c.rejected,
 		DDPVersion: c.ddpVersion,

@@ -176,6 +176,7 @@ type MessageRecord struct {
 type ConnSummary struct {
 	Initiator, Responder netip.AddrPort // zero when unknown
 	InitiatorKnown       bool
+	A, B                 netip.AddrPort // the endpoints, in order of first appearance
 	State                string
 	HaveRequest          bool
 	HaveReply            bool

@@ -277,6 +277,11 @@ func appendConnLine(dst []byte, s *flows.ConnSummary) []byte {
 		dst = append(dst, " > "...)
 		dst = append(dst, s.Responder.String()...)
 		dst = append(dst, ' ')
+	} else {
+		dst = append(dst, s.A.String()...)
+		dst = append(dst, " <> "...)
+		dst = append(dst, s.B.String()...)
+		dst = append(dst, " (initiator unknown) "...)
 	}
 	dst = append(dst, s.State...)
 	if s.HaveRequest || s.HaveReply {
