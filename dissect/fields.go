@@ -128,6 +128,7 @@ var fields = [...]Field{
 	{Name: "rdmap.term.ddp", Aliases: []string{"iwarp_rdma.term_ddp_h"}, Type: TypeObject, Desc: "terminated DDP header", Ref: "RFC 5040 §4.8"},
 	{Name: "rdmap.term.rdmap", Aliases: []string{"iwarp_rdma.term_rdma_h"}, Type: TypeObject, Desc: "terminated RDMA header (Read Request)", Ref: "RFC 5040 §4.8"},
 	{Name: "rdmap.term.text", Type: TypeString, Desc: "the error in plain words", Ref: "RFC 5040 §4.8"},
+	{Name: "rdmap.term.segment_frame", Type: TypeUint, Desc: "frame of the segment the Terminate terminates (matched by its DDP header)", Ref: "RFC 5040 §4.8"},
 	{Name: "rdmap.term.siw_layout", Type: TypeBool, Desc: "control word laid out as Linux siw 6.1 writes it (little-endian bitfields)"},
 
 	// Findings.

@@ -164,7 +164,10 @@ func (c *conn) finding(rec *Record, sev dissect.Severity, code, msg, ref string,
 	}
 	n := c.findingsByCode[code]
 	c.findingsByCode[code] = n + 1
-	if n >= maxFindingsPerCode || (n >= 1 && onceCodes[code]) {
+	if n >= 1 && onceCodes[code] {
+		return
+	}
+	if n >= maxFindingsPerCode {
 		c.suppressed++
 		return
 	}
@@ -265,6 +268,17 @@ func (c *conn) onMPA(dir *direction, rec *Record) {
 	if c.req != nil && c.rep != nil {
 		c.negotiated = true
 		c.crc = c.req.Frame.C || c.rep.Frame.C
+		if c.rdmacOutcome() {
+			// A V=0 outcome (matrix rows 1, 3, 5): RDMAC requires markers
+			// and CRC in both directions, whatever the IETF side asked.
+			c.crc = true
+			for _, d := range c.dirs {
+				if !d.markersForced {
+					d.markersNeg, d.markersKnown = true, true
+				}
+			}
+		}
+		c.checkIRDORD(rec)
 		for _, d := range c.dirs {
 			if !d.crcForced {
 				d.crc = c.crc
@@ -284,6 +298,7 @@ func (c *conn) summarise() {
 	if !c.isIWARP() {
 		return
 	}
+	iv := c.interopVerdict()
 	if c.suppressed > 0 {
 		c.finding(nil, dissect.SeverityNote, "cap.findings_suppressed",
 			"further findings of the same kind on this connection were not reported", "", c.lastFrame)
@@ -328,6 +343,7 @@ func (c *conn) summarise() {
 	if !c.negotiated {
 		s.CRC = c.dirs[0].crc || c.dirs[1].crc
 	}
+	s.Interop = iv
 	r := mkRecord(RecConn, c.lastFrame, c.tsOf(c.lastFrame))
 	r.Conn = c.id
 	r.Summary = s

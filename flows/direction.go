@@ -73,12 +73,14 @@ type direction struct {
 	// markersForced, crcForced: set by a Force; the handshake does not change them.
 	markersForced, crcForced bool
 	sawFPDU                  bool // an FPDU was framed in this direction
+	final                    bool // the capture has ended: no more data will come
 	synSeen                  bool // the SYN of this direction was captured: offset 0 is ISN+1
 	dv                       int  // DDP version seen in this direction, -1 unknown
 
 	scratch []byte
 	found   []markers.Found
 	msgs    messages
+	an      dirState
 }
 
 func newDirection(c *conn, s side, ro reassembly.Options) *direction {
@@ -451,6 +453,7 @@ func (d *direction) inferNegotiation() {
 
 // finish is called at the end of the capture for the direction.
 func (d *direction) finish() {
+	d.final = true
 	switch d.mode {
 	case modeWaitNeg:
 		if len(d.buf()) > 0 {
@@ -459,6 +462,9 @@ func (d *direction) finish() {
 		}
 	case modeLost:
 		d.resync(true)
+		d.parse()
+	}
+	if d.mode == modeFPDU && len(d.buf()) > 0 {
 		d.parse()
 	}
 	if d.mode == modeFPDU && len(d.buf()) > 0 {
@@ -523,19 +529,13 @@ func (d *direction) parseFPDU() bool {
 	if len(b) < wire {
 		return false
 	}
-	if d.markers && !d.sawFPDU && d.synSeen && d.grid.Origin != 0 {
-		// RDMAC (MPA rev 0): the grid may be anchored at ISN+1 rather than
-		// at the first FPDU octet (PROTOCOL.md A.6). Try it when the FPDU
-		// does not validate on the usual grid.
-		if ok, _, _, _ := d.candidateAt(s, true, d.grid, false); !ok {
-			alt := markers.Grid{Origin: 0}
-			if ok2, _, _, need2 := d.candidateAt(s, true, alt, false); ok2 && !need2 {
-				d.grid = alt
-				d.c.finding(nil, dissect.SeverityNote, "mpa.grid_at_isn",
-					"the markers follow a 512-octet grid anchored at ISN+1, not at the first FPDU octet (RDMAC-era MPA)",
-					"seed 000 §4; RFC 5044 §5.1", d.firstFrame(s))
-				return true
-			}
+	if !d.sawFPDU && !d.markersForced {
+		retry, wait := d.firstFPDUHypotheses(s)
+		if retry {
+			return true
+		}
+		if wait {
+			return false
 		}
 	}
 	d.sawFPDU = true
@@ -717,6 +717,9 @@ func (d *direction) emitFPDU(s uint64, have []byte, wire, ulen int) {
 	}
 	c.fpdus++
 	c.octets += uint64(wire)
+	if fr.SegOK {
+		c.analyzeFPDU(d, rec)
+	}
 	c.d.push(rec)
 	if fr.SegOK {
 		d.msgs.add(d, rec)
@@ -743,4 +746,81 @@ func (d *direction) trimToHole(s uint64, ulpdu []byte) []byte {
 		}
 	}
 	return ulpdu
+}
+
+// firstFPDUHypotheses checks the first FPDU of a direction against what the
+// negotiation predicts and, when it does not validate, against the
+// alternatives seen in practice: the RDMAC grid anchored at ISN+1
+// (PROTOCOL.md A.6) and markers toggled (a peer that ignored the M bit, or a
+// rev 0 peer that always sends markers). It reports whether the framing
+// settings changed (the caller then frames again), or that more data is
+// needed to decide.
+func (d *direction) firstFPDUHypotheses(s uint64) (retry, wait bool) {
+	ok, _, _, need := d.candidateAt(s, d.markers, d.grid, false)
+	if ok || need {
+		return false, false
+	}
+	type hyp struct {
+		mk   bool
+		g    markers.Grid
+		code string
+		msg  string
+		ref  string
+		sev  dissect.Severity
+	}
+	var hs []hyp
+	if d.markers && d.synSeen && d.grid.Origin != 0 {
+		hs = append(hs, hyp{true, markers.Grid{Origin: 0}, "mpa.grid_at_isn",
+			"the markers follow a 512-octet grid anchored at ISN+1, not at the first FPDU octet (RDMAC-era MPA)",
+			"seed 000 §4; RFC 5044 §5.1", dissect.SeverityNote})
+	}
+	neg := "absent"
+	if d.markers {
+		neg = "present"
+	}
+	hs = append(hs, hyp{!d.markers, markers.Grid{Origin: d.origin}, "mpa.markers_unexpected",
+		"the negotiation says markers are " + neg + " in this direction, but the FPDUs only frame the other way",
+		"RFC 5044 §7.1; " + interopRef, dissect.SeverityError})
+	for _, h := range hs {
+		ok, need := d.chainCheck(s, h.mk, h.g)
+		if need {
+			return false, true
+		}
+		if ok {
+			d.markers, d.grid = h.mk, h.g
+			d.c.finding(nil, h.sev, h.code, h.msg, h.ref, d.firstFrame(s))
+			return true, false
+		}
+	}
+	return false, false
+}
+
+// chainCheck reports whether the FPDUs from stream offset s frame
+// consistently under a marker setting: chainLen plausible FPDUs (fewer when
+// the capture ends first) and, with markers, a marker strictly inside an FPDU
+// (see confirmAt). need is true when more data is required to decide.
+func (d *direction) chainCheck(s uint64, mk bool, g markers.Grid) (ok, need bool) {
+	chain, interior, q := 0, 0, s
+	end := d.bufOff + uint64(len(d.buf()))
+	for chain < chainLen || (mk && interior == 0 && chain < maxMarkerChain) {
+		if q == end && d.final && chain > 0 {
+			break
+		}
+		c, w, _, n := d.candidateAt(q, mk, g, false)
+		if n {
+			if d.final || len(d.buf()) >= maxHold {
+				break
+			}
+			return false, true
+		}
+		if !c {
+			return false, false
+		}
+		if mk {
+			interior += g.Count(q+1, q+uint64(w))
+		}
+		chain++
+		q += uint64(w)
+	}
+	return chain > 0 && (!mk || interior > 0), false
 }

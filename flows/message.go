@@ -109,6 +109,7 @@ func (m *messages) complete(d *direction, s *msgState, seg *rdmap.Segment) {
 	r := mkRecord(RecMessage, s.frame, s.ts)
 	d.fill(r)
 	r.Message = s.rec
+	var matched *pendingRead
 	switch s.rec.Opcode {
 	case rdmap.OpReadRequest:
 		if len(c.reads) >= maxPendingReads {
@@ -120,11 +121,13 @@ func (m *messages) complete(d *direction, s *msgState, seg *rdmap.Segment) {
 			if pr.requester != d.side && pr.sinkSTag == s.rec.STag {
 				s.rec.RequestFrame = pr.frame
 				s.rec.Latency = s.lastTS.Sub(pr.ts)
+				matched = &pr
 				c.reads = append(c.reads[:i], c.reads[i+1:]...)
 				break
 			}
 		}
 	}
+	c.analyzeMessage(d, r, matched)
 	c.messages++
 	c.d.push(r)
 }

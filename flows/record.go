@@ -148,6 +148,10 @@ type FPDURecord struct {
 	// the hex view; the text output escapes it.
 	Preview  []byte
 	Findings []dissect.Finding
+	// TermFrame, for a Terminate, is the frame of the segment it
+	// terminates, found by matching the terminated DDP header against the
+	// segments the other side sent (0 when not found).
+	TermFrame uint64
 }
 
 // PreviewLen is how many payload octets an FPDURecord keeps.
@@ -198,4 +202,7 @@ type ConnSummary struct {
 	Findings             int
 	FirstFrame           uint64
 	LastFrame            uint64
+	// Interop is the verdict under the RNIC interoperability matrix (nil
+	// without a captured MPA exchange, or for a rejected connection).
+	Interop *Interop
 }

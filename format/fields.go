@@ -145,7 +145,11 @@ func fpduFields(out []KV, r *flows.Record) []KV {
 		case rdmap.OpReadRequest:
 			out = append(out, kv("rdmap.read", Object(readFields(s.Read))))
 		case rdmap.OpTerminate:
-			out = append(out, kv("rdmap.term", Object(termFields(s.Term))))
+			tf := termFields(s.Term)
+			if f.TermFrame != 0 {
+				tf = append(tf, kvu("segment_frame", f.TermFrame))
+			}
+			out = append(out, kv("rdmap.term", Object(tf)))
 		case rdmap.OpImmediate, rdmap.OpImmediateSE:
 			out = append(out, kvu("rdmap.immediate", s.Immediate))
 		}
@@ -176,6 +180,29 @@ func termFields(t rdmap.Terminate) []KV {
 		o = append(o, kvb("siw_layout", true))
 	}
 	return append(o, kvs("text", t.Explain()))
+}
+
+func interopValue(iv *flows.Interop) Value {
+	if iv == nil {
+		return Null()
+	}
+	var exp Value
+	if iv.ExpectClose {
+		exp = Str("close")
+	} else {
+		exp = Object([]KV{kvu("v", uint64(iv.ExpectV)), kvb("markers_i2r", iv.ExpectMarkersI2R), kvb("markers_r2i", iv.ExpectMarkersR2I)})
+	}
+	var obs Value
+	switch {
+	case iv.ObservedClose:
+		obs = Str("close")
+	case iv.ObservedV < 0:
+		obs = Null()
+	default:
+		obs = Object([]KV{kvu("v", uint64(iv.ObservedV)), kvb("markers_i2r", iv.ObservedMarkersI2R), kvb("markers_r2i", iv.ObservedMarkersR2I)})
+	}
+	return Object([]KV{kvs("initiator", iv.Initiator), kvs("responder", iv.Responder), kvs("row", iv.Row),
+		kv("expected", exp), kv("observed", obs), kvb("match", iv.Match)})
 }
 
 func termRead(t rdmap.Terminate) []KV {
@@ -226,7 +253,7 @@ func connFields(out []KV, r *flows.Record) []KV {
 	if s.DDPVersion >= 0 {
 		dv = Uint(uint64(s.DDPVersion))
 	}
-	out = append(out, kv("mpa", mv), kv("ddp_version", dv), kv("interop", Null()), kvb("midstream", s.Midstream),
+	out = append(out, kv("mpa", mv), kv("ddp_version", dv), kv("interop", interopValue(s.Interop)), kvb("midstream", s.Midstream),
 		kvu("fpdus", uint64(s.FPDUs)), kvu("messages", uint64(s.Messages)), kvu("octets", s.Octets),
 		kvu("crc_errors", uint64(s.CRCErrors)), kvu("findings", uint64(s.Findings)),
 		kvu("first_frame", s.FirstFrame), kvu("last_frame", s.LastFrame))
