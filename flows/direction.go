@@ -46,11 +46,15 @@ type direction struct {
 	stream *reassembly.Stream
 	mode   dmode
 
-	data   []byte // data[head:] holds stream octets [bufOff, bufOff+len)
-	head   int
-	bufOff uint64
-	prov   []prov
-	holes  []hole
+	data []byte // data[head:] holds stream octets [bufOff, bufOff+len)
+	head int
+	// borrowed: data is the capture's buffer (during Data only); own is the
+	// direction's storage for octets kept between packets.
+	borrowed bool
+	own      []byte
+	bufOff   uint64
+	prov     []prov
+	holes    []hole
 
 	seqBase  uint32
 	seqKnown bool
@@ -108,30 +112,36 @@ func (d *direction) Data(ch reassembly.Chunk) {
 		return
 	}
 	end := d.bufOff + uint64(len(d.buf()))
-	if len(d.buf()) == 0 {
-		d.bufOff = ch.Off
-		d.data = d.data[:0]
-		d.head = 0
-	} else if ch.Off != end {
+	if len(d.buf()) > 0 && ch.Off != end {
 		// The reassembler promises contiguous delivery between gap
 		// events; treat anything else as a gap.
-		if ch.Off > end {
-			d.gap(end, ch.Off, ch.Frame)
-		} else {
+		if ch.Off < end {
 			return
 		}
+		d.gap(end, ch.Off, ch.Frame)
 		if d.mode == modeDead {
 			return
 		}
-		if len(d.buf()) == 0 {
-			d.bufOff = ch.Off
-			d.data = d.data[:0]
-			d.head = 0
-		}
 	}
-	d.data = append(d.data, ch.Data...)
+	if len(d.buf()) == 0 {
+		// Nothing pending: frame straight from the capture's buffer
+		// (zero-copy); only a trailing partial FPDU is copied below.
+		d.bufOff = ch.Off
+		d.data = ch.Data
+		d.head = 0
+		d.borrowed = true
+	} else {
+		d.data = append(d.data, ch.Data...)
+		d.own = d.data[:0]
+	}
 	d.prov = append(d.prov, prov{off: ch.Off, end: ch.Off + uint64(len(ch.Data)), frame: ch.Frame, ts: ch.TS})
 	d.parse()
+	if d.borrowed {
+		d.own = append(d.own[:0], d.buf()...)
+		d.data = d.own
+		d.head = 0
+		d.borrowed = false
+	}
 }
 
 // Event implements reassembly.Handler.
@@ -183,6 +193,7 @@ func (d *direction) gap(off, end uint64, frame uint64) {
 		n := int(end - off)
 		for i := 0; i < n; i++ {
 			d.data = append(d.data, 0)
+			d.own = d.data[:0]
 		}
 		d.holes = append(d.holes, hole{off, end})
 		d.parse()
@@ -231,7 +242,7 @@ func (d *direction) consume(n int) {
 	if d.head == len(d.data) {
 		d.data = d.data[:0]
 		d.head = 0
-	} else if d.head > 64<<10 && d.head > len(d.data)/2 {
+	} else if !d.borrowed && d.head > 64<<10 && d.head > len(d.data)/2 {
 		m := copy(d.data, d.data[d.head:])
 		d.data = d.data[:m]
 		d.head = 0
@@ -280,8 +291,7 @@ func (d *direction) frameTS(frame uint64) (time.Time, bool) {
 }
 
 // framesOf lists the frames that carried octets of [s, e).
-func (d *direction) framesOf(s, e uint64) ([]uint64, time.Time) {
-	var out []uint64
+func (d *direction) framesOf(out []uint64, s, e uint64) ([]uint64, time.Time) {
 	var ts time.Time
 	for i := range d.prov {
 		p := &d.prov[i]
@@ -389,7 +399,7 @@ func (d *direction) parseStart() bool {
 		d.notMPA()
 		return true
 	}
-	frames, ts := d.framesOf(d.bufOff, d.bufOff+uint64(n))
+	frames, ts := d.framesOf(nil, d.bufOff, d.bufOff+uint64(n))
 	rec := mkRecord(RecMPA, frames[0], ts)
 	d.fill(rec)
 	m := &MPARecord{Seq: d.seqOf(d.bufOff), Frame: f, Frames: frames}
@@ -604,14 +614,18 @@ func (d *direction) emitPartial(gapEnd uint64) {
 // length is wire; have holds its captured octets (all of them, or a prefix).
 func (d *direction) emitFPDU(s uint64, have []byte, wire, ulen int) {
 	c := d.c
-	frames, ts := d.framesOf(s, s+uint64(wire))
+	// One allocation for the record, its FPDU part and up to two frames.
+	box := &fpduBox{}
+	frames, ts := d.framesOf(box.frames[:0], s, s+uint64(wire))
 	if len(frames) == 0 {
-		frames = []uint64{c.lastFrame}
+		frames = append(frames, c.lastFrame)
 		ts = d.lastTS
 	}
-	rec := mkRecord(RecFPDU, frames[0], ts)
+	rec := &box.r
+	rec.Type, rec.Frame, rec.TS = RecFPDU, frames[0], ts
 	d.fill(rec)
-	fr := &FPDURecord{Seq: d.seqOf(s), Off: s, Len: wire, Frames: frames, ULPDULen: uint16(ulen), Pad: mpa.PadLen(ulen)}
+	fr := &box.f
+	fr.Seq, fr.Off, fr.Len, fr.Frames, fr.ULPDULen, fr.Pad = d.seqOf(s), s, wire, frames, uint16(ulen), mpa.PadLen(ulen)
 	rec.FPDU = fr
 	complete := len(have) >= wire && !d.overlapsHole(s, s+uint64(wire))
 	if len(have) > wire {
@@ -622,7 +636,11 @@ func (d *direction) emitFPDU(s uint64, have []byte, wire, ulen int) {
 	plain := have
 	if d.markers {
 		d.scratch, d.found = d.grid.Strip(d.scratch[:0], have, s, d.found[:0])
+		if len(d.found) > len(box.markers) {
+			box.markers = [4]Marker{}
+		}
 		plain = d.scratch
+		fr.Markers = box.markers[:0]
 		for _, m := range d.found {
 			if d.overlapsHole(m.Off, m.Off+markers.Size) {
 				continue
@@ -685,7 +703,8 @@ func (d *direction) emitFPDU(s uint64, have []byte, wire, ulen int) {
 			fr.PayloadLen = 0
 		}
 		if complete {
-			fr.Preview = append([]byte(nil), seg.Payload[:min(len(seg.Payload), PreviewLen)]...)
+			n := copy(fr.previewBuf[:], seg.Payload)
+			fr.Preview = fr.previewBuf[:n]
 		}
 		seg.Payload = nil
 		fr.Seg = seg
@@ -823,4 +842,12 @@ func (d *direction) chainCheck(s uint64, mk bool, g markers.Grid) (ok, need bool
 		q += uint64(w)
 	}
 	return chain > 0 && (!mk || interior > 0), false
+}
+
+// fpduBox holds an FPDU record and its parts in one allocation.
+type fpduBox struct {
+	r       Record
+	f       FPDURecord
+	frames  [2]uint64
+	markers [4]Marker
 }

@@ -17,6 +17,8 @@ type msgKey struct {
 }
 
 type msgState struct {
+	r       Record        // the message record, allocated with the state
+	m       MessageRecord // r.Message points here
 	rec     *MessageRecord
 	frame   uint64
 	ts      time.Time
@@ -77,12 +79,13 @@ func (m *messages) add(d *direction, rec *Record) {
 			m.evictOldest(d)
 		}
 		s = &msgState{
-			rec: &MessageRecord{
+			m: MessageRecord{
 				Opcode: seg.Opcode, FirstFrame: rec.Frame, Tagged: seg.DDP.T,
 				STag: seg.DDP.STag, TO: seg.DDP.TO, QN: seg.DDP.QN, MSN: seg.DDP.MSN,
 			},
 			frame: rec.Frame, ts: rec.TS, nextOff: off,
 		}
+		s.rec = &s.m
 		m.open_[k] = s
 	} else if off != s.nextOff {
 		what := "MO"
@@ -106,7 +109,8 @@ func (m *messages) add(d *direction, rec *Record) {
 // complete emits a gathered message.
 func (m *messages) complete(d *direction, s *msgState, seg *rdmap.Segment) {
 	c := d.c
-	r := mkRecord(RecMessage, s.frame, s.ts)
+	r := &s.r
+	r.Type, r.Frame, r.TS = RecMessage, s.frame, s.ts
 	d.fill(r)
 	r.Message = s.rec
 	var matched *pendingRead

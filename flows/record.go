@@ -146,8 +146,9 @@ type FPDURecord struct {
 	PayloadLen int
 	// Preview holds the first octets of the payload (at most PreviewLen), for
 	// the hex view; the text output escapes it.
-	Preview  []byte
-	Findings []dissect.Finding
+	Preview    []byte
+	Findings   []dissect.Finding
+	previewBuf [PreviewLen]byte
 	// TermFrame, for a Terminate, is the frame of the segment it
 	// terminates, found by matching the terminated DDP header against the
 	// segments the other side sent (0 when not found).
