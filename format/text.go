@@ -14,6 +14,7 @@ import (
 type TextOptions struct {
 	Quiet   bool // -q: shorter lines, no attached findings
 	Verbose bool // -v: the field tree under each line
+	Hex     bool // -X: hex and ASCII of the payload's first octets (flows.PreviewLen)
 }
 
 // AppendText appends the record's text form: one line in tcpdump's manner
@@ -65,6 +66,41 @@ func AppendText(dst []byte, r *flows.Record, o TextOptions) []byte {
 	}
 	if o.Verbose {
 		dst = AppendTree(dst, Fields(r), 1)
+	}
+	if o.Hex && r.Type == flows.RecFPDU && len(r.FPDU.Preview) > 0 {
+		dst = AppendHexDump(dst, r.FPDU.Preview)
+	}
+	return dst
+}
+
+// AppendHexDump appends octets in tcpdump -X's layout: offset, eight groups
+// of two octets in hex, then the octets as ASCII with every non-printable
+// octet shown as '.', so that no control character or escape sequence from
+// the capture reaches the terminal.
+func AppendHexDump(dst []byte, b []byte) []byte {
+	for off := 0; off < len(b); off += 16 {
+		line := b[off:min(off+16, len(b))]
+		dst = append(dst, "\t0x"...)
+		dst = append(dst, hexDigits[off>>12&15], hexDigits[off>>8&15], hexDigits[off>>4&15], hexDigits[off&15])
+		dst = append(dst, ": "...)
+		for i := 0; i < 16; i++ {
+			if i%2 == 0 {
+				dst = append(dst, ' ')
+			}
+			if i < len(line) {
+				dst = append(dst, hexDigits[line[i]>>4], hexDigits[line[i]&15])
+			} else {
+				dst = append(dst, ' ', ' ')
+			}
+		}
+		dst = append(dst, "  "...)
+		for _, c := range line {
+			if c < 0x20 || c > 0x7e {
+				c = '.'
+			}
+			dst = append(dst, c)
+		}
+		dst = append(dst, '\n')
 	}
 	return dst
 }

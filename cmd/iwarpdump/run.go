@@ -35,6 +35,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		outType = fs.String("T", "text", "output `format`: text or jsonl")
 		verbose = fs.Bool("v", false, "print the field tree of every record")
 		quiet   = fs.Bool("q", false, "quiet: shorter lines, no attached findings")
+		hexdump = fs.Bool("X", false, "print the first octets of each payload in hex and ASCII (non-printable octets as '.')")
 		_       = fs.Bool("n", false, "do not resolve addresses or ports (iwarpdump never does; accepted for tcpdump habits)")
 		count   = fs.Uint64("c", 0, "stop after reading `COUNT` packets")
 		strict  = fs.Bool("strict", false, "exit 3 when the capture file is damaged")
@@ -98,7 +99,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	var buf []byte
-	topts := format.TextOptions{Quiet: *quiet, Verbose: *verbose}
+	topts := format.TextOptions{Quiet: *quiet, Verbose: *verbose, Hex: *hexdump}
 	emit := func(r *flows.Record) {
 		buf = buf[:0]
 		if jsonl {

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/iwarpkit/iwarpkit/synth"
 )
 
 func runCmd(t *testing.T, stdin []byte, args ...string) (int, string, string) {
@@ -169,5 +172,46 @@ func TestVerboseTree(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("tree lacks %q", want)
 		}
+	}
+}
+
+// TestEscapeSequencesPrintSafely: Send payloads and MPA private data full of
+// terminal escape sequences never reach the output raw, in any format.
+func TestEscapeSequencesPrintSafely(t *testing.T) {
+	evil := []byte("\x1b[2J\x1b]0;owned\x07\x1b[31mred\x9b\x00\r\n\u202e")
+	c := synth.Conn{
+		Initiator: netip.MustParseAddrPort("192.0.2.2:40200"),
+		Responder: netip.MustParseAddrPort("192.0.2.1:7174"),
+		Handshake: true,
+		MPA: &synth.MPAParams{
+			Request: synth.MPAFrame{Rev: 1, C: true, PD: evil},
+			Reply:   synth.MPAFrame{Rev: 1, C: true, PD: evil},
+		},
+		Ops: []synth.Op{
+			{Dir: synth.I2R, Kind: synth.Send, Payload: evil},
+			{Dir: synth.R2I, Kind: synth.Send, Payload: evil},
+		},
+	}
+	p := filepath.Join(t.TempDir(), "evil.pcap")
+	if _, err := synth.WriteFiles(synth.Scenario{Conns: []synth.Conn{c}}, p); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"-X"}, {"-v", "-X"}, {"-T", "jsonl"}, {"-q"}} {
+		code, out, _ := runCmd(t, nil, append([]string{"-r", p}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d", args, code)
+		}
+		for i := 0; i < len(out); i++ {
+			if c := out[i]; (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f {
+				t.Fatalf("%v: raw control octet 0x%02x in output at %d: %q", args, c, i, out[max(0, i-20):min(len(out), i+20)])
+			}
+		}
+		if strings.Contains(out, "\u202e") || strings.Contains(out, "\xc2\x9b") {
+			t.Fatalf("%v: bidi override or C1 CSI printed raw", args)
+		}
+	}
+	_, out, _ := runCmd(t, nil, "-r", p, "-X")
+	if !strings.Contains(out, "1b5b 324a") || !strings.Contains(out, ".[2J.]0;owned..[") {
+		t.Errorf("-X does not show the payload octets:\n%s", out)
 	}
 }
