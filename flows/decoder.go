@@ -57,6 +57,8 @@ type Decoder struct {
 	// findings about an earlier frame carry its time.
 	recent    [recentFrames]frameTS
 	recentIdx int
+	// ext is the state of the non-TCP transports (ext.go).
+	ext extState
 }
 
 type frameTS struct {
@@ -110,6 +112,8 @@ func (d *Decoder) Packet(p *capture.Packet) {
 	d.recent[d.recentIdx] = frameTS{p.Frame, p.TS}
 	d.recentIdx = (d.recentIdx + 1) % recentFrames
 	if p.Kind != capture.KindTCP {
+		// RoCEv2 connection management and DDP over SCTP (ext.go).
+		d.otherPacket(p)
 		d.release(false)
 		return
 	}
@@ -150,6 +154,7 @@ func (d *Decoder) Close() {
 	for _, c := range cs {
 		d.finish(c)
 	}
+	d.closeExt()
 	d.release(true)
 }
 

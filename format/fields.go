@@ -45,6 +45,8 @@ func Fields(r *flows.Record) []KV {
 		out = findingFields(out, *r.Finding)
 	case flows.RecConn:
 		out = connFields(out, r)
+	default:
+		out = extFields(out, r)
 	}
 	return out
 }

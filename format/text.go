@@ -55,6 +55,8 @@ func AppendText(dst []byte, r *flows.Record, o TextOptions) []byte {
 		dst = appendFinding(dst, *r.Finding)
 	case flows.RecConn:
 		dst = appendConnLine(dst, r.Summary)
+	default:
+		dst = appendExtLine(dst, r)
 	}
 	dst = append(dst, '\n')
 	if !o.Quiet {
