@@ -11,6 +11,7 @@ import (
 
 	"github.com/iwarpkit/iwarpkit/capture"
 	"github.com/iwarpkit/iwarpkit/dissect/mpa"
+	"github.com/iwarpkit/iwarpkit/filter"
 	"github.com/iwarpkit/iwarpkit/flows"
 	"github.com/iwarpkit/iwarpkit/format"
 )
@@ -41,6 +42,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		strict  = fs.Bool("strict", false, "exit 3 when the capture file is damaged")
 		flags   = fs.String("mpa-flags", "rfc6581", "read the MPA rev 2 Enhanced flags A-D with `MEANING`: rfc6581 or draft (seed 003, draft-ietf-storm-mpa-peer-connect-01)")
 		forces  forceList
+		display = fs.String("Y", "", "display filter: print only the records that match `EXPR` (Wireshark syntax over the field registry; iwarp_* names accepted)")
 	)
 	live := addLiveFlags(fs)
 	fs.Var(&forces, "decode-as", "force iWARP decoding of matching connections; `SPEC` is tcp.port==N[,markers=to|from|both|none][,crc=on|off][,host=ADDR][,origin=isn] (repeatable; \"to\" is the direction towards the port)")
@@ -70,6 +72,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
+	flt, err := filter.Compile(*display)
+	if err != nil {
+		fmt.Fprintf(stderr, "iwarpdump: bad display filter: %v\n", err)
+		var se *filter.SyntaxError
+		if errors.As(err, &se) {
+			fmt.Fprintln(stderr, se.Caret(*display))
+		}
+		return 2
+	}
 	opts := flows.Options{Force: forces}
 	switch *flags {
 	case "rfc6581", "rfc":
@@ -101,6 +112,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var buf []byte
 	topts := format.TextOptions{Quiet: *quiet, Verbose: *verbose, Hex: *hexdump}
 	emit := func(r *flows.Record) {
+		if flt != nil && !flt.MatchRecord(r) {
+			return
+		}
 		buf = buf[:0]
 		if jsonl {
 			buf = format.AppendJSON(buf, format.Fields(r))

@@ -215,3 +215,20 @@ func TestEscapeSequencesPrintSafely(t *testing.T) {
 		t.Errorf("-X does not show the payload octets:\n%s", out)
 	}
 }
+
+// TestDisplayFilter: -Y selects records; the count of Read Responses is
+// tshark's (MANIFEST.md: 15 x 0x02 in this capture); a bad filter exits 2
+// and points at the offending position.
+func TestDisplayFilter(t *testing.T) {
+	code, out, _ := runCmd(t, nil, "-r", siw+"basic_ib_read_bw_4096_v2_nocrc.pcap", "-Y", "iwarp_rdma.opcode == 2", "-T", "jsonl")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if n := strings.Count(out, "\n"); n != 15 {
+		t.Errorf("%d records match, tshark counts 15 Read Responses", n)
+	}
+	code, _, stderr := runCmd(t, nil, "-r", siw+"crc_v2_rping.pcap", "-Y", "ddp.stag == && x")
+	if code != 2 || !strings.Contains(stderr, "col 13") || !strings.Contains(stderr, "            ^") {
+		t.Errorf("bad filter: exit %d, stderr %q", code, stderr)
+	}
+}

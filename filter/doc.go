@@ -1,0 +1,116 @@
+// Package filter implements Wireshark-like display filters over iwarpkit
+// records (the -Y option of iwarpdump).
+//
+// A filter is compiled once ([Compile]) and then applied to each record's
+// named values, the ordered key/value list of format.Fields, whose keys are
+// the names of the field registry (package dissect) and the JSON Lines
+// keys (docs/jsonl.md). Design goals:
+//
+//   - Wireshark's syntax and semantics wherever they apply, so that a
+//     filter written for tshark (with iwarp_mpa.*, iwarp_ddp.*,
+//     iwarp_rdma.* names) works here and selects the same PDUs.
+//   - Errors a person can act on: every compile error is a *SyntaxError
+//     with the byte offset of the offending token; unknown names come with
+//     the nearest known name; a value of the wrong type for its field (a
+//     string for a number field, say) is a compile error, not a silent
+//     mismatch.
+//   - No allocation per record: names are resolved, values parsed and
+//     regular expressions compiled at compile time; [Filter.Match] only
+//     walks the record's key/value list.
+//
+// # Grammar
+//
+//	filter     = [ or ]                      (empty: every record matches)
+//	or         = and { ("||" | "or") and }
+//	and        = unary { ("&&" | "and") unary }
+//	unary      = ("!" | "not") unary | primary
+//	primary    = "(" or ")" | test
+//	test       = name [ relation value
+//	                  | "contains" value
+//	                  | ("matches" | "~") string
+//	                  | ["not"] "in" set ]
+//	relation   = "==" | "eq" | "any_eq" | "!=" | "ne" | "all_ne"
+//	           | "===" | "all_eq" | "!==" | "any_ne"
+//	           | "<" | "lt" | "<=" | "le" | ">" | "gt" | ">=" | "ge"
+//	set        = "{" element { [","] element } "}"
+//	element    = value [ ".." value ]
+//	value      = number | boolean | bytes | string
+//	number     = ["-"] ( decimal | "0x" hex | "0b" binary | "0" octal )
+//	             (a leading 0 means octal, as in Wireshark: 010 is 8)
+//	boolean    = "true" | "false" (also True, TRUE, False, FALSE; and for
+//	             boolean fields any number: 0 is false, others true)
+//	bytes      = hex octets separated by ":", "-" or "." (69:77:74), one
+//	             octet (7a, 0x7a), or a string (its octets)
+//	string     = '"' chars '"'  with \" \\ \n \t \xHH \OOO escapes
+//	           | 'r"' chars '"' (raw: backslashes kept)
+//
+// Precedence, highest first: ! (not), && (and), || (or); "a || b && c"
+// is "a || (b && c)", as in Wireshark. Keywords are lowercase.
+//
+// # Names
+//
+// A name is a registry name (ddp.stag, rdmap.term.code, mpa.crc_status) or
+// one of its Wireshark aliases (iwarp_ddp.stag, iwarp_rdma.opcode); String
+// prints the registry name. Also accepted:
+//
+//   - the keys of message and conn records that the registry does not
+//     name: opcode, name, segments, length, first_frame, last_frame, stag,
+//     to, qn, msn, request_frame, latency_ns (message); initiator,
+//     responder, state, ddp_version, interop, midstream, fpdus, messages,
+//     octets, crc_errors, mpa.markers_i2r, mpa.markers_r2i, mpa.rejected,
+//     mpa.p2p (conn);
+//   - members of the terminated headers in a Terminate, named like the
+//     top-level fields: rdmap.term.ddp.stag, rdmap.term.rdmap.opcode, ...;
+//   - members of list entries: findings.code, mpa.markers.ok, ...
+//
+// An unknown name is a compile error.
+//
+// A few conn record keys are not reachable because their names already
+// belong to wire fields: the members rev, crc, enhanced, ird, ord and rtr of
+// conn's mpa object (mpa.rev is the MPA Request/Reply revision, mpa.crc the
+// FPDU's CRC field), and conn's findings count (findings is the list of
+// findings attached to an FPDU). A key holding a value of another type than
+// the field's (conn's boolean mpa.crc) is not the field: mpa.crc is never
+// true for a conn record.
+//
+// # Record types
+//
+// A bare record-type name is true for records of that kind:
+//
+//	mpa      an MPA-layer record: an MPA Request/Reply (type mpa) or an
+//	         FPDU (type fpdu); Wireshark's iwarp_mpa
+//	ddp      an FPDU whose DDP header was decoded (iwarp_ddp)
+//	rdmap    an FPDU whose RDMAP header was decoded (iwarp_rdma)
+//	fpdu, message, finding, conn
+//	         records of that type (the same as type == "fpdu", ...)
+//
+// Note that a bare conn is the record type, while conn == 2 compares the
+// connection id every record has.
+//
+// # Semantics
+//
+// A bare field name is true when the record has the field. As in
+// Wireshark this holds for boolean fields too: ddp.l is true for every
+// decoded FPDU, last or not; write ddp.l == 1 (or == true) for the flag.
+//
+// A comparison is false when the record does not have the field, so
+// rdmap.opcode != 3 selects FPDUs with another opcode, not every other
+// record. When a field has several values (a list such as frames or
+// enhanced.rtr, or the findings attached to an FPDU) == and the other
+// relations are true when any value passes; != is true when no value is
+// equal (Wireshark's all_ne), === when all are equal, !== when some value
+// differs, and "not in" when no value is in the set.
+//
+// The finding keys severity, code, msg and ref (and their aliases
+// finding.severity, ...) are read both from finding records and from the
+// findings attached to fpdu and mpa records: finding.severity == "error"
+// matches an error finding record and any FPDU that carries an error
+// finding.
+//
+// contains tests for a substring (strings) or a sequence of octets (bytes:
+// pd contains 69:77 or pd contains "iw"). matches applies a Go regular
+// expression (RE2 syntax) to a string field, case-insensitive by default as
+// in Wireshark; start the pattern with (?-i) to make it case-sensitive.
+// Strings compare by octets, numbers by value (signed values such as
+// latency_ns included).
+package filter

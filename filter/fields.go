@@ -1,0 +1,325 @@
+package filter
+
+import (
+	"strings"
+
+	"github.com/iwarpkit/iwarpkit/dissect"
+)
+
+// ftype is how a field's values are compared.
+type ftype uint8
+
+const (
+	fNone   ftype = iota // a protocol: presence only
+	fBool                // true/false
+	fNum                 // unsigned (or signed) integer
+	fString              // text
+	fBytes               // octets
+	fObject              // a nested object: presence, or descend with a dotted name
+	fDyn                 // not known in advance: the value's own kind decides
+)
+
+var ftypeNames = [...]string{"protocol", "boolean", "number", "string", "bytes", "object", "value"}
+
+// field is a resolved field name: how to find its values in a record and
+// how to compare them.
+type field struct {
+	name   string // canonical name, as String prints it
+	typ    ftype  // the type of the value, or of each element of a list
+	hex    bool   // numbers print in hexadecimal
+	list   bool   // the value is a list; comparisons look at its elements
+	open   bool   // an object whose members are not in the registry: any dotted member is accepted
+	routes []route
+}
+
+// route is one place a field's values are found. path is looked up in the
+// record with format.Get semantics (flat dotted keys or nested objects);
+// when sub is set the value at path is a list of objects (or an object)
+// and sub is looked up in each of them. A route with onlyType applies only
+// to records of that type.
+type route struct {
+	path, sub, onlyType string
+}
+
+// extra is a record key that the dissect registry does not (yet) name: the
+// keys of message and conn records (JSONL.md).
+type extra struct {
+	name string
+	typ  ftype
+	hex  bool
+	desc string
+}
+
+// extraFields are the message and conn record keys (JSONL.md), named as in
+// the JSON Lines output. They are here because the registry describes the
+// wire fields only; a registry entry of the same name takes precedence.
+var extraFields = [...]extra{
+	{"opcode", fNum, false, "message: RDMAP opcode"},
+	{"name", fString, false, "message: opcode name"},
+	{"segments", fNum, false, "message: DDP segments gathered"},
+	{"length", fNum, false, "message: payload octets"},
+	{"first_frame", fNum, false, "message, conn: first frame"},
+	{"last_frame", fNum, false, "message, conn: last frame"},
+	{"stag", fNum, true, "message: STag (tagged)"},
+	{"to", fNum, true, "message: tagged offset of the first segment (tagged)"},
+	{"qn", fNum, false, "message: queue number (untagged)"},
+	{"msn", fNum, false, "message: message sequence number (untagged)"},
+	{"request_frame", fNum, false, "message: frame of the RDMA Read Request a Read Response answers"},
+	{"latency_ns", fNum, false, "message: Read Request to Read Response time in nanoseconds"},
+	{"initiator", fString, false, "conn: initiator endpoint"},
+	{"responder", fString, false, "conn: responder endpoint"},
+	{"state", fString, false, "conn: how far the connection got"},
+	{"ddp_version", fNum, false, "conn: DDP version seen in FPDUs"},
+	{"interop", fDyn, false, "conn: interoperability verdict"},
+	{"midstream", fBool, false, "conn: framing recovered without a handshake"},
+	{"fpdus", fNum, false, "conn: FPDU count"},
+	{"messages", fNum, false, "conn: message count"},
+	{"octets", fNum, false, "conn: octet count"},
+	{"crc_errors", fNum, false, "conn: CRC error count"},
+	{"mpa.markers_i2r", fBool, false, "conn: markers initiator to responder"},
+	{"mpa.markers_r2i", fBool, false, "conn: markers responder to initiator"},
+	{"mpa.rejected", fBool, false, "conn: the responder rejected the connection"},
+	{"mpa.p2p", fBool, false, "conn: peer-to-peer mode"},
+}
+
+// recordTypes are the record-type shorthands: a bare name is true for
+// records of that kind (see the package documentation).
+var recordTypes = [...]string{"mpa", "ddp", "rdmap", "fpdu", "message", "finding", "conn"}
+
+// findingKeys are the members of a finding, found at the top level of a
+// finding record and in the findings list of fpdu and mpa records.
+var findingKeys = [...]string{"severity", "code", "msg", "ref", "frames"}
+
+// markerKeys are the members of an entry of mpa.markers.
+var markerKeys = [...]struct {
+	name string
+	typ  ftype
+}{{"seq", fNum}, {"fpduptr", fNum}, {"ok", fBool}}
+
+// shorthand returns the record-type shorthand a bare name stands for
+// (Wireshark's protocol names iwarp_mpa, iwarp_ddp, iwarp_rdma included).
+func shorthand(name string) (string, bool) {
+	if c := dissect.Canonical(name); c != "" {
+		name = c
+	}
+	for _, t := range recordTypes {
+		if name == t {
+			return t, true
+		}
+	}
+	return "", false
+}
+
+func fromRegistry(f dissect.Field) *field {
+	r := &field{name: f.Name, routes: []route{{path: f.Name}}}
+	switch f.Type {
+	case dissect.TypeBool:
+		r.typ = fBool
+	case dissect.TypeUint:
+		r.typ = fNum
+	case dissect.TypeHex:
+		r.typ, r.hex = fNum, true
+	case dissect.TypeString:
+		r.typ = fString
+	case dissect.TypeBytes:
+		r.typ = fBytes
+	case dissect.TypeList:
+		r.list = true
+		switch f.Name {
+		case "frames":
+			r.typ = fNum
+		case "enhanced.rtr":
+			r.typ = fString
+		case "findings", "mpa.markers":
+			r.typ = fObject
+		default:
+			r.typ = fDyn
+		}
+	case dissect.TypeObject:
+		r.typ = fObject
+		r.open = !hasMembers(f.Name)
+	default:
+		r.typ = fNone
+	}
+	switch f.Name {
+	case "severity", "code", "msg", "ref":
+		// A finding's keys: at the top of a finding record, and in the
+		// findings attached to fpdu and mpa records ("any" semantics).
+		r.routes = []route{{path: f.Name, onlyType: "finding"}, {path: "findings", sub: f.Name}}
+	case "mpa.marker.fpduptr":
+		r.routes = []route{{path: "mpa.markers", sub: "fpduptr"}}
+	case "mpa.marker.res":
+		r.routes = []route{{path: "mpa.markers", sub: "res"}}
+	}
+	return r
+}
+
+// hasMembers says whether the registry names members of the object name.
+func hasMembers(name string) bool {
+	for _, f := range dissect.Fields() {
+		if strings.HasPrefix(f.Name, name+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// resolve maps a field name (registry name, Wireshark alias, message/conn
+// key, or a member of an object or of a list of objects) to a field.
+func resolve(name string) (*field, bool) {
+	if f, ok := named(name); ok {
+		return f, true
+	}
+	// A member of an object: the longest prefix that names an object.
+	for i := len(name) - 1; i > 0; i-- {
+		if name[i] != '.' {
+			continue
+		}
+		p, ok := named(name[:i])
+		if !ok {
+			continue
+		}
+		if p.typ == fObject || p.typ == fDyn && p.open {
+			return member(p, name[i+1:])
+		}
+		return nil, false
+	}
+	return nil, false
+}
+
+// named resolves a registry name or alias, or a message/conn key.
+func named(name string) (*field, bool) {
+	if f, ok := dissect.Lookup(name); ok {
+		return fromRegistry(f), true
+	}
+	for _, e := range extraFields {
+		if e.name == name {
+			return &field{name: e.name, typ: e.typ, hex: e.hex, open: e.typ == fDyn, routes: []route{{path: e.name}}}, true
+		}
+	}
+	return nil, false
+}
+
+// member resolves rest inside the object (or list of objects) p.
+func member(p *field, rest string) (*field, bool) {
+	if rest == "" {
+		return nil, false
+	}
+	base := p.routes[0]
+	in := func(typ ftype, hex, list bool) *field {
+		f := &field{name: p.name + "." + rest, typ: typ, hex: hex, list: list}
+		if p.list || base.sub != "" {
+			// Members of the list's elements.
+			sub := rest
+			if base.sub != "" {
+				sub = base.sub + "." + rest
+			}
+			f.routes = []route{{path: base.path, sub: sub}}
+		} else {
+			f.routes = []route{{path: base.path + "." + rest}}
+		}
+		return f
+	}
+	// Members mirrored from registry fields: the terminated headers of a
+	// Terminate are decoded like the top-level ddp.* and rdmap.* fields.
+	mirror := ""
+	switch p.name {
+	case "rdmap.term.ddp":
+		mirror = "ddp."
+	case "rdmap.term.rdmap":
+		mirror = "rdmap."
+	case "findings":
+		for _, k := range findingKeys {
+			if k == rest {
+				f, _ := dissect.Lookup(k)
+				r := fromRegistry(f)
+				return in(r.typ, r.hex, r.list), true
+			}
+		}
+		return nil, false
+	case "mpa.markers":
+		for _, k := range markerKeys {
+			if k.name == rest {
+				return in(k.typ, false, false), true
+			}
+		}
+		return nil, false
+	}
+	if mirror != "" {
+		f, ok := dissect.Lookup(mirror + rest)
+		if !ok || f.Name != mirror+rest {
+			return nil, false
+		}
+		r := fromRegistry(f)
+		m := in(r.typ, r.hex, r.list)
+		m.open = r.open
+		return m, true
+	}
+	if p.open {
+		m := in(fDyn, false, false)
+		m.open = true
+		return m, true
+	}
+	return nil, false
+}
+
+// knownNames lists every name a filter accepts, for suggestions.
+func knownNames() []string {
+	var out []string
+	for _, f := range dissect.Fields() {
+		out = append(out, f.Name)
+		out = append(out, f.Aliases...)
+		if strings.HasPrefix(f.Name, "ddp.") {
+			out = append(out, "rdmap.term.ddp."+f.Name[4:])
+		}
+		if strings.HasPrefix(f.Name, "rdmap.") && !strings.HasPrefix(f.Name, "rdmap.term") {
+			out = append(out, "rdmap.term.rdmap."+f.Name[6:])
+		}
+	}
+	for _, e := range extraFields {
+		out = append(out, e.name)
+	}
+	for _, k := range findingKeys {
+		out = append(out, "findings."+k)
+	}
+	for _, k := range markerKeys {
+		out = append(out, "mpa.markers."+k.name)
+	}
+	return append(out, recordTypes[:]...)
+}
+
+// nearest returns the known name closest to name (edit distance).
+func nearest(name string) string {
+	if len(name) > 64 {
+		name = name[:64] // names are short: bound the work on long input
+	}
+	best, bestD := "", -1
+	for _, c := range knownNames() {
+		d := editDistance(name, c)
+		if bestD < 0 || d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b (octets).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

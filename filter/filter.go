@@ -1,0 +1,214 @@
+package filter
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/iwarpkit/iwarpkit/flows"
+	"github.com/iwarpkit/iwarpkit/format"
+)
+
+// Filter is a compiled display filter. It is immutable and safe for
+// concurrent use by several goroutines.
+type Filter struct {
+	root node // nil: match everything
+	text string
+}
+
+// Compile parses a display filter expression (see the package
+// documentation for the grammar). An empty expression (or one of only
+// spaces) matches every record, as an empty -Y does in tshark. A bad
+// expression returns a *SyntaxError that points at the offending token.
+func Compile(expr string) (*Filter, error) {
+	toks, err := lex(expr)
+	if err != nil {
+		return nil, err
+	}
+	p := &parser{toks: toks}
+	if p.peek().kind == tEOF {
+		return &Filter{}, nil
+	}
+	root, err := p.or()
+	if err != nil {
+		return nil, err
+	}
+	if t := p.peek(); t.kind != tEOF {
+		msg := "unexpected " + describe(t) + " after a complete expression"
+		switch t.kind {
+		case tRParen:
+			msg = "unmatched )"
+		case tWord, tString, tLParen, tNot:
+			msg += " (missing && or ||?)"
+		}
+		return nil, errAt(t.pos, msg)
+	}
+	var b strings.Builder
+	root.write(&b)
+	return &Filter{root: root, text: b.String()}, nil
+}
+
+// Match reports whether a record's fields (format.Fields) pass the filter.
+// It does not allocate. A nil Filter matches everything.
+func (f *Filter) Match(kvs []format.KV) bool {
+	if f == nil || f.root == nil {
+		return true
+	}
+	return f.root.eval(kvs)
+}
+
+// MatchRecord is Match(format.Fields(r)).
+func (f *Filter) MatchRecord(r *flows.Record) bool {
+	if f == nil || f.root == nil {
+		return true
+	}
+	return f.root.eval(format.Fields(r))
+}
+
+// String returns the filter in canonical form: registry names for fields
+// (aliases replaced), the symbolic operators (&&, ||, !, ==, ...), values
+// as the field's type prints them, and only the parentheses precedence
+// needs. Compiling the canonical form gives an equivalent filter with the
+// same canonical form.
+func (f *Filter) String() string {
+	if f == nil {
+		return ""
+	}
+	return f.text
+}
+
+func (n *orNode) prec() int   { return 1 }
+func (n *andNode) prec() int  { return 2 }
+func (n *notNode) prec() int  { return 3 }
+func (n *kindNode) prec() int { return 4 }
+func (t *test) prec() int     { return 4 }
+
+func writeSub(b *strings.Builder, n node, min int) {
+	if n.prec() < min {
+		b.WriteByte('(')
+		n.write(b)
+		b.WriteByte(')')
+		return
+	}
+	n.write(b)
+}
+
+func (n *orNode) write(b *strings.Builder) {
+	writeSub(b, n.l, 1)
+	b.WriteString(" || ")
+	writeSub(b, n.r, 2)
+}
+
+func (n *andNode) write(b *strings.Builder) {
+	writeSub(b, n.l, 2)
+	b.WriteString(" && ")
+	writeSub(b, n.r, 3)
+}
+
+func (n *notNode) write(b *strings.Builder) {
+	b.WriteByte('!')
+	if t, ok := n.x.(*test); ok && t.op != opPresent {
+		// !(ddp.t == true) reads better than !ddp.t == true.
+		b.WriteByte('(')
+		t.write(b)
+		b.WriteByte(')')
+		return
+	}
+	writeSub(b, n.x, 3)
+}
+
+func (n *kindNode) write(b *strings.Builder) { b.WriteString(n.name) }
+
+func (t *test) write(b *strings.Builder) {
+	b.WriteString(t.f.name)
+	if t.op == opPresent {
+		return
+	}
+	b.WriteByte(' ')
+	b.WriteString(opNames[t.op])
+	b.WriteByte(' ')
+	switch t.op {
+	case opMatches:
+		writeQuoted(b, t.pat)
+	case opIn, opNotIn:
+		b.WriteByte('{')
+		for i := range t.vals {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			t.writeLit(b, &t.vals[i])
+			if t.vals[i].hi != nil {
+				b.WriteString("..")
+				t.writeLit(b, t.vals[i].hi)
+			}
+		}
+		b.WriteByte('}')
+	default:
+		t.writeLit(b, &t.vals[0])
+	}
+}
+
+func (t *test) writeLit(b *strings.Builder, l *lit) {
+	switch {
+	case t.f.typ == fDyn:
+		if l.quote {
+			writeQuoted(b, l.s)
+		} else {
+			b.WriteString(l.text)
+		}
+	case l.num:
+		if l.neg {
+			b.WriteByte('-')
+		}
+		if t.f.hex {
+			b.WriteString("0x")
+			b.WriteString(strconv.FormatUint(l.u, 16))
+		} else {
+			b.WriteString(strconv.FormatUint(l.u, 10))
+		}
+	case l.isB:
+		b.WriteString(strconv.FormatBool(l.b))
+	case l.str:
+		writeQuoted(b, l.s)
+	case l.byt && (l.quote || len(l.bs) == 0):
+		writeQuoted(b, string(l.bs))
+	case l.byt:
+		const hexDigits = "0123456789abcdef"
+		for i, c := range l.bs {
+			if i > 0 {
+				b.WriteByte(':')
+			}
+			b.WriteByte(hexDigits[c>>4])
+			b.WriteByte(hexDigits[c&15])
+		}
+	}
+}
+
+// writeQuoted writes s as a filter string literal: printable UTF-8 as is,
+// \" and \\ escaped, everything else as \xHH.
+func writeQuoted(b *strings.Builder, s string) {
+	const hexDigits = "0123456789abcdef"
+	b.WriteByte('"')
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(byte(r))
+		case r == utf8.RuneError && n == 1, r < 0x20, r == 0x7f:
+			b.WriteString(`\x`)
+			b.WriteByte(hexDigits[s[i]>>4])
+			b.WriteByte(hexDigits[s[i]&15])
+		case r >= 0x80 && !strconv.IsPrint(r):
+			for j := 0; j < n; j++ {
+				b.WriteString(`\x`)
+				b.WriteByte(hexDigits[s[i+j]>>4])
+				b.WriteByte(hexDigits[s[i+j]&15])
+			}
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	b.WriteByte('"')
+}

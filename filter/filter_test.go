@@ -1,0 +1,552 @@
+package filter
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/iwarpkit/iwarpkit/dissect"
+	"github.com/iwarpkit/iwarpkit/flows"
+	"github.com/iwarpkit/iwarpkit/format"
+)
+
+// kv builders for hand-made records.
+func u(k string, v uint64) format.KV           { return format.KV{Key: k, Val: format.Uint(v)} }
+func s(k, v string) format.KV                  { return format.KV{Key: k, Val: format.Str(v)} }
+func b(k string, v bool) format.KV             { return format.KV{Key: k, Val: format.Bool(v)} }
+func obj(k string, kvs ...format.KV) format.KV { return format.KV{Key: k, Val: format.Object(kvs)} }
+func list(k string, vs ...format.Value) format.KV {
+	return format.KV{Key: k, Val: format.List(vs)}
+}
+
+// Hand-made records, shaped like format.Fields output (JSONL.md).
+var (
+	recFPDU = []format.KV{u("v", 1), s("type", "fpdu"), u("frame", 12), s("ts", "2026-11-22T02:13:22.188476000Z"), u("conn", 0),
+		s("src", "192.0.2.1:7471"), s("dst", "192.0.2.1:60847"), s("dir", "r2i"), u("seq", 100), u("len", 40),
+		list("frames", format.Uint(11), format.Uint(12)), u("mpa.ulpdu_len", 34), u("mpa.pad", 0),
+		list("mpa.markers", format.Object([]format.KV{u("seq", 512), u("fpduptr", 20), b("ok", true)}),
+			format.Object([]format.KV{u("seq", 1024), u("fpduptr", 532), b("ok", false)})),
+		u("mpa.crc", 0xdeadbeef), s("mpa.crc_status", "bad"),
+		b("ddp.t", false), b("ddp.l", true), u("ddp.dv", 1), u("ddp.qn", 0), u("ddp.msn", 7), u("ddp.mo", 0),
+		u("rdmap.rv", 1), u("rdmap.opcode", 3), s("rdmap.name", "Send"), u("payload_len", 16),
+		list("findings",
+			format.Object([]format.KV{s("severity", "error"), s("code", "mpa.crc_bad"), s("msg", "mpa: CRC mismatch"), list("frames", format.Uint(12)), s("ref", "RFC 5044 §4.1")}),
+			format.Object([]format.KV{s("severity", "note"), s("code", "ddp.gap"), s("msg", "a gap"), list("frames", format.Uint(11), format.Uint(12)), s("ref", "RFC 5041")}))}
+	recMPA = []format.KV{u("v", 1), s("type", "mpa"), u("frame", 4), s("ts", "2026-11-22T02:13:22.163398000Z"), u("conn", 0),
+		s("kind", "request"), s("src", "192.0.2.1:60847"), s("dst", "192.0.2.1:7471"), s("dir", "i2r"), u("seq", 1),
+		b("m", false), b("c", true), b("r", false), b("s", true), u("res", 0), u("rev", 2), u("pd_len", 6),
+		{Key: "pd", Val: format.Bytes([]byte{0, 4, 0, 4, 'i', 'w'})},
+		obj("enhanced", u("ird", 4), u("ord", 4), b("a", false), b("b", false), b("c", true), b("d", false), b("p2p", true),
+			list("rtr", format.Str("write"))),
+		list("frames", format.Uint(4))}
+	recTerm = []format.KV{u("v", 1), s("type", "fpdu"), u("frame", 11), u("conn", 1),
+		b("ddp.t", false), b("ddp.l", true), u("ddp.qn", 2), u("rdmap.opcode", 7), s("rdmap.name", "Terminate"),
+		obj("rdmap.term", u("layer", 1), u("etype", 1), u("code", 0), b("m", true), b("d", true), b("r", false), u("ddp_seg_len", 64),
+			obj("ddp", b("t", true), b("l", true), u("dv", 1), u("stag", 0x07bf1600), u("to", 0x7fe0b8347000)),
+			obj("rdmap", u("rv", 1), u("opcode", 0), s("name", "RDMA Write")),
+			s("text", "DDP Tagged Buffer Error: Invalid STag"))}
+	recFinding = []format.KV{u("v", 1), s("type", "finding"), u("frame", 20), u("conn", 1),
+		s("severity", "warning"), s("code", "ddp.msn_gap"), s("msg", "MSN gap: 4 then 6"), list("frames", format.Uint(19), format.Uint(20)), s("ref", "RFC 5041 §5.3")}
+	recMessage = []format.KV{u("v", 1), s("type", "message"), u("frame", 30), u("conn", 0), s("dir", "r2i"),
+		u("opcode", 2), s("name", "RDMA Read Response"), u("segments", 3), u("length", 4096), u("first_frame", 28), u("last_frame", 30),
+		u("stag", 0x1234), u("to", 0), u("request_frame", 25), {Key: "latency_ns", Val: format.Int(51000)}}
+	recConn = []format.KV{u("v", 1), s("type", "conn"), u("frame", 40), u("conn", 2),
+		{Key: "initiator", Val: format.Null()}, {Key: "responder", Val: format.Null()}, s("state", "closed"),
+		obj("mpa", u("rev", 2), b("crc", true), b("markers_i2r", false), b("markers_r2i", true), b("enhanced", true),
+			u("ird", 4), u("ord", 4), b("p2p", false), list("rtr"), b("rejected", false)),
+		u("ddp_version", 1), {Key: "interop", Val: format.Null()}, b("midstream", false), u("fpdus", 3), u("messages", 3),
+		u("octets", 168), u("crc_errors", 0), u("findings", 2), u("first_frame", 1), u("last_frame", 40)}
+	recNeg = []format.KV{u("v", 1), s("type", "message"), {Key: "latency_ns", Val: format.Int(-5)}}
+)
+
+var records = []struct {
+	name string
+	kvs  []format.KV
+}{{"fpdu", recFPDU}, {"mpa", recMPA}, {"term", recTerm}, {"finding", recFinding}, {"message", recMessage}, {"conn", recConn}, {"neg", recNeg}}
+
+// TestMatch checks each filter against the hand-made records: want lists
+// the records it must match, by name.
+func TestMatch(t *testing.T) {
+	cases := []struct {
+		expr string
+		want string
+	}{
+		// Record-type shorthands.
+		{"mpa", "fpdu mpa term"},
+		{"iwarp_mpa", "fpdu mpa term"},
+		{"ddp", "fpdu term"},
+		{"iwarp_ddp", "fpdu term"},
+		{"rdmap", "fpdu term"},
+		{"iwarp_rdma", "fpdu term"},
+		{"fpdu", "fpdu term"},
+		{"message", "message neg"},
+		{"finding", "finding"},
+		{"conn", "conn"},
+		{`type == "fpdu"`, "fpdu term"},
+		{"conn == 2", "conn"},
+		{"conn == 0", "fpdu mpa message"},
+		{"frame > 20", "message conn"},
+		{"frame.number >= 20", "finding message conn"},
+		// Presence, booleans (bare = present, as in Wireshark).
+		{"ddp.l", "fpdu term"},
+		{"ddp.l == 1", "fpdu term"},
+		{"ddp.t == 1", ""},
+		{"ddp.t == 0", "fpdu term"},
+		{"ddp.t == false", "fpdu term"},
+		{"iwarp_ddp.tagged_flag != True", "fpdu term"},
+		{"!ddp.t", "mpa finding message conn neg"},
+		{"ddp.stag", ""},
+		// Numbers: decimal, hex, octal, binary, negative, 64-bit.
+		{"ddp.msn == 7", "fpdu"},
+		{"ddp.msn == 0x7", "fpdu"},
+		{"ddp.msn == 07", "fpdu"},
+		{"ddp.msn == 0b111", "fpdu"},
+		{"mpa.crc == 0xdeadbeef", "fpdu"},
+		{"mpa.crc == 3735928559", "fpdu"},
+		{"rdmap.opcode != 3", "term"},
+		{"rdmap.opcode ne 7", "fpdu"},
+		{"latency_ns > 50000", "message"},
+		{"latency_ns < 0", "neg"},
+		{"latency_ns > -6", "message neg"},
+		{"latency_ns == -5", "neg"},
+		{"latency_ns in {-10..-1}", "neg"},
+		{"rdmap.term.ddp.to == 0x7fe0b8347000", "term"},
+		// Strings.
+		{`rdmap.name == "Send"`, "fpdu"},
+		{`rdmap.name contains "min"`, "term"},
+		{`rdmap.name matches "^send$"`, "fpdu"},
+		{`rdmap.name ~ "(?-i)^send$"`, ""},
+		{`rdmap.name < "T"`, "fpdu"},
+		{`mpa.crc_status == "bad"`, "fpdu"},
+		{`iwarp_mpa.crc_check == "bad"`, "fpdu"},
+		{`mpa.kind == "request"`, "mpa"},
+		{`ts > "2026-11-22T02:13:22.17"`, "fpdu"},
+		// Bytes.
+		{"pd contains 69:77", "mpa"},
+		{"pd contains 69-77", "mpa"},
+		{"pd contains 0x69", "mpa"},
+		{"pd contains 69", "mpa"},
+		{`pd contains "iw"`, "mpa"},
+		{`iwarp_mpa.privatedata == 00:04:00:04:69:77`, "mpa"},
+		{"pd == 00.04.00.04.69.77", "mpa"},
+		{"pd > 00:04", "mpa"},
+		// Objects and members.
+		{"enhanced", "mpa"},
+		{"enhanced.ird == 4", "mpa"},
+		{"mpa.ird == 4", "mpa"},
+		{"enhanced.p2p == 1", "mpa"},
+		{`enhanced.rtr == "write"`, "mpa"},
+		{`enhanced.rtr contains "rit"`, "mpa"},
+		{"enhanced.rtr", "mpa"},
+		{"rdmap.term", "term"},
+		{"rdmap.term.code == 0", "term"},
+		{"rdmap.term.m == 1 && rdmap.term.ddp_seg_len == 64", "term"},
+		{"rdmap.term.ddp.stag == 0x07bf1600", "term"},
+		{"rdmap.term.rdmap.opcode == 0", "term"},
+		{`rdmap.term.rdmap.name == "RDMA Write"`, "term"},
+		{`rdmap.term.text contains "STag"`, "term"},
+		{"mpa.markers", "fpdu"},
+		{"mpa.markers.ok == 0", "fpdu"},
+		{"mpa.marker.fpduptr == 532", "fpdu"},
+		{"iwarp_mpa.marker_fpduptr > 600", ""},
+		// Lists: any, all.
+		{"frames == 11", "fpdu"},
+		{"frames == 12", "fpdu"},
+		{"frames != 11", "mpa finding"},
+		{"frames === 12", ""},
+		{"frames === 4", "mpa"},
+		{"frames !== 12", "fpdu mpa finding"},
+		{"frames in {11..12}", "fpdu"},
+		{"frames not in {11, 19}", "mpa"},
+		{"frames > 19", "finding"},
+		// Findings: finding records and attached findings.
+		{`finding.severity == "error"`, "fpdu"},
+		{`severity == "warning"`, "finding"},
+		{`finding.severity in {"error", "warning"}`, "fpdu finding"},
+		{`finding.severity != "note"`, "finding"},
+		{`finding.code == "ddp.gap"`, "fpdu"},
+		{`finding.code matches "^ddp\\."`, "fpdu finding"},
+		{`findings.code contains "crc"`, "fpdu"},
+		{"findings", "fpdu"},
+		{"findings.frames == 11", "fpdu"},
+		{"finding.msg", "fpdu finding"},
+		{`finding.ref contains "5041"`, "fpdu finding"},
+		// Message and conn keys.
+		{`name == "RDMA Read Response" && length == 4096`, "message"},
+		{"stag == 0x1234 and request_frame == 25", "message"},
+		{"opcode == 2", "message"},
+		{"mpa.markers_r2i == true", "conn"},
+		{"fpdus == 3 && crc_errors == 0", "conn"},
+		{`state == "closed"`, "conn"},
+		{"initiator", ""},
+		{"interop", ""},
+		// A key of another type in another record is not the field:
+		// conn's mpa.crc is a boolean, the FPDU CRC a number.
+		{"mpa.crc", "fpdu"},
+		{"mpa.rev == 2", "mpa"},
+		// Logic and precedence.
+		{"ddp || message", "fpdu term message neg"},
+		{"fpdu && rdmap.opcode == 3 || message", "fpdu message neg"},
+		{"message || fpdu && rdmap.opcode == 3", "fpdu message neg"},
+		{"(message || fpdu) && rdmap.opcode == 3", "fpdu"},
+		{"not fpdu and not message and not conn", "mpa finding"},
+		{"!(rdmap.opcode == 3)", "mpa term finding message conn neg"},
+		{"!!fpdu", "fpdu term"},
+		{"", "fpdu mpa term finding message conn neg"},
+		{"   ", "fpdu mpa term finding message conn neg"},
+	}
+	for _, c := range cases {
+		f, err := Compile(c.expr)
+		if err != nil {
+			t.Errorf("Compile(%q): %v", c.expr, err)
+			continue
+		}
+		var got []string
+		for _, r := range records {
+			if f.Match(r.kvs) {
+				got = append(got, r.name)
+			}
+		}
+		if g := strings.Join(got, " "); g != c.want {
+			t.Errorf("%q matches [%s], want [%s]", c.expr, g, c.want)
+		}
+		// The canonical form is equivalent.
+		g, err := Compile(f.String())
+		if err != nil {
+			t.Errorf("%q: canonical %q does not compile: %v", c.expr, f.String(), err)
+			continue
+		}
+		for _, r := range records {
+			if g.Match(r.kvs) != f.Match(r.kvs) {
+				t.Errorf("%q and its canonical form %q differ on %s", c.expr, f.String(), r.name)
+			}
+		}
+	}
+}
+
+// TestString checks the canonical form.
+func TestString(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"iwarp_ddp.stag eq 0x10", "ddp.stag == 0x10"},
+		{"iwarp_ddp.stag == 16", "ddp.stag == 0x10"},
+		{"iwarp_rdma.opcode == 0x2", "rdmap.opcode == 2"},
+		{"iwarp_ddp", "ddp"},
+		{"iwarp_mpa.crc_check == \"ok\"", `mpa.crc_status == "ok"`},
+		{"frame.number gt 010", "frame > 8"},
+		{"ddp.t == 1", "ddp.t == true"},
+		{"ddp.t == TRUE", "ddp.t == true"},
+		{"ddp.t any_eq 0", "ddp.t == false"},
+		{"ddp.t all_ne 0", "ddp.t != false"},
+		{"frames all_eq 1", "frames === 1"},
+		{"frames any_ne 1", "frames !== 1"},
+		{"a_and_b", ""}, // unknown: error
+		{"ddp.qn in {1 2 3..7}", "ddp.qn in {1, 2, 3..7}"},
+		{"ddp.qn in {1,2,}", "ddp.qn in {1, 2}"},
+		{"ddp.qn not in {1}", "ddp.qn not in {1}"},
+		{"not ddp.qn == 1", "!(ddp.qn == 1)"},
+		{"not ddp", "!ddp"},
+		{"!(a_x)", ""},
+		{"ddp and rdmap or mpa", "ddp && rdmap || mpa"},
+		{"ddp and (rdmap or mpa)", "ddp && (rdmap || mpa)"},
+		{"(ddp and rdmap) or mpa", "ddp && rdmap || mpa"},
+		{"ddp or (rdmap and mpa)", "ddp || rdmap && mpa"},
+		{"(ddp or rdmap) or mpa", "ddp || rdmap || mpa"},
+		{"ddp or (rdmap or mpa)", "ddp || (rdmap || mpa)"},
+		{"!(ddp || rdmap)", "!(ddp || rdmap)"},
+		{"!(ddp && rdmap)", "!(ddp && rdmap)"},
+		{`rdmap.name == "a\"b\\c\x01"`, `rdmap.name == "a\"b\\c\x01"`},
+		{`rdmap.name == "\101\x42"`, `rdmap.name == "AB"`},
+		{`rdmap.name matches r"\d+\."`, `rdmap.name matches "\\d+\\."`},
+		{`msg contains "é"`, `msg contains "é"`},
+		{"pd == 0.4.a.ff", "pd == 00:04:0a:ff"},
+		{`pd contains "iw"`, `pd contains "iw"`},
+		{`pd == ""`, `pd == ""`},
+		{"latency_ns > -0x10", "latency_ns > -16"},
+		{"latency_ns > -0", "latency_ns > 0"},
+		{"interop.x == 0x10", "interop.x == 0x10"},
+		{`interop.x == "s"`, `interop.x == "s"`},
+		{"", ""},
+	}
+	for _, c := range cases {
+		f, err := Compile(c.in)
+		if c.want == "" && c.in != "" {
+			if err == nil {
+				t.Errorf("Compile(%q) = %q, want an error", c.in, f)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("Compile(%q): %v", c.in, err)
+			continue
+		}
+		if got := f.String(); got != c.want {
+			t.Errorf("Compile(%q).String() = %q, want %q", c.in, got, c.want)
+		}
+		g := mustCompile(t, f.String())
+		if g.String() != f.String() {
+			t.Errorf("canonical form of %q is not stable: %q then %q", c.in, f.String(), g.String())
+		}
+	}
+}
+
+// TestSyntaxErrors checks the error position (0-based byte offset of the
+// offending token) and message of filters that must not compile.
+func TestSyntaxErrors(t *testing.T) {
+	cases := []struct {
+		expr string
+		pos  int
+		msg  string // substring of the message
+	}{
+		{"ddp.stg == 1", 0, `unknown field "ddp.stg" (did you mean "ddp.stag"?)`},
+		{"ddp.t && iwarp_ddp.stg", 9, `unknown field "iwarp_ddp.stg" (did you mean "iwarp_ddp.stag"?)`},
+		{"rdmap.opcod == 2", 0, `did you mean "rdmap.opcode"?`},
+		{"rdmap.term.cod == 2", 0, `did you mean "rdmap.term.code"?`},
+		{"rdmap.term.ddp.stg", 0, `did you mean "rdmap.term.ddp.stag"?`},
+		{"findings.cod", 0, `did you mean "findings.code"?`},
+		{"ddp.stag.x", 0, "unknown field"},
+		{"ddp.stag == \"abc\"", 12, `ddp.stag is a number field; "abc" is a string`},
+		{"ddp.stag == abc", 12, `"abc" is not a number`},
+		{"ddp.stag == 0x1ffffffffffffffff", 12, "out of range"},
+		{"rdmap.name == Send", 14, `put the value in double quotes ("Send")`},
+		{`mpa.crc_status == bad`, 18, "double quotes"},
+		{"ddp.t == yes", 9, "use true, false, 1 or 0"},
+		{"ddp.t > 0", 6, "only == and != apply"},
+		{"ddp.stag contains 1", 9, "contains applies to strings and bytes"},
+		{"ddp.stag matches \"1\"", 9, "matches applies to strings"},
+		{"rdmap.name matches Send", 19, "matches needs a regular expression in double quotes"},
+		{`rdmap.name matches "("`, 19, "bad regular expression"},
+		{"pd contains xyz", 12, "write octets in hex"},
+		{"pd == 0x100", 6, "write octets in hex"},
+		{"rdmap.term == 1", 11, "rdmap.term is an object"},
+		{"findings == 1", 9, "findings is a list of objects"},
+		{"mpa == 1", 0, `"mpa" is a protocol`},
+		{"iwarp_ddp == 1", 0, `"iwarp_ddp" is a protocol`},
+		{"fpdu == 1", 0, `"fpdu" is a record type, not a field: write it alone, or compare type == "fpdu"`},
+		{"ddp.t ==", 8, "unexpected end of filter: expected a value"},
+		{"ddp.t == 1 &&", 13, "unexpected end of filter: expected a field name"},
+		{"", -1, ""},
+		{"&& ddp", 0, `expected a field name, found "&&"`},
+		{"== 1", 0, `expected a field name, found "=="`},
+		{"1 == ddp.t", 0, `expected a field name, found the value "1"`},
+		{`"x" == ddp.t`, 0, "expected a field name, found a string"},
+		{"ddp.t = 1", 6, `"=" is not an operator: use == to compare`},
+		{"ddp.t & ddp.l", 6, `use && (and)`},
+		{"ddp.t | ddp.l", 6, `use || (or)`},
+		{"ddp.t ddp.l", 6, `unexpected "ddp.l" after a complete expression (missing && or ||?)`},
+		{"ddp.t == 1 1", 11, "missing && or ||?"},
+		{"(ddp.t", 0, "unclosed parenthesis"},
+		{"ddp && (rdmap || (mpa)", 7, "unclosed parenthesis"},
+		{"(ddp.t ddp.l)", 7, `expected ) or an operator, found "ddp.l"`},
+		{"ddp.t)", 5, "unmatched )"},
+		{"()", 1, `expected a field name, found ")"`},
+		{`rdmap.name == "abc`, 14, "unterminated string"},
+		{`rdmap.name == "a\qb"`, 16, `unknown escape "\\q"`},
+		{`rdmap.name == "a\x"`, 16, `\x needs hex digits`},
+		{`rdmap.name == 'a'`, 14, "double quotes"},
+		{"ddp.qn in 1", 10, `expected { after in, found "1"`},
+		{"ddp.qn in {}", 11, "empty set"},
+		{"ddp.qn in {1 2", 10, "unclosed set: missing }"},
+		{"ddp.qn in {1,,2}", 13, `expected a value, found ","`},
+		{"ddp.qn in {,1}", 11, `expected a value, found ","`},
+		{"ddp.qn in {1..}", 14, `expected a value, found "}"`},
+		{"ddp.t in {0..1}", 11, "a range needs ordered values"},
+		{"ddp.qn in {1 \"a\"}", 13, "is a string"},
+		{"ddp.qn not 1", 7, `unexpected "not" after a complete expression`},
+		{"ddp.qn @ 1", 7, `unexpected character '@'`},
+		{"ddp.qn == 1 && é", 15, `unexpected character 'é'`},
+		{`interop.x == abc`, 13, "is not a number, boolean or byte string"},
+		{strings.Repeat("(", 300) + "ddp" + strings.Repeat(")", 300), maxDepth, "nested too deeply"},
+		{strings.Repeat("!", 300) + "ddp", maxDepth, "nested too deeply"},
+	}
+	for _, c := range cases {
+		_, err := Compile(c.expr)
+		if c.pos < 0 {
+			if err != nil {
+				t.Errorf("Compile(%q): %v", c.expr, err)
+			}
+			continue
+		}
+		var se *SyntaxError
+		if !errors.As(err, &se) {
+			t.Errorf("Compile(%q) error = %v, want a *SyntaxError", c.expr, err)
+			continue
+		}
+		if se.Pos != c.pos || !strings.Contains(se.Msg, c.msg) {
+			t.Errorf("Compile(%q) = col %d %q, want pos %d and a message containing %q", c.expr, se.Pos+1, se.Msg, c.pos, c.msg)
+		}
+	}
+}
+
+func TestSyntaxErrorFormat(t *testing.T) {
+	expr := "ddp.t == 1 && rdmap.opcod == 2"
+	_, err := Compile(expr)
+	se, ok := err.(*SyntaxError)
+	if !ok {
+		t.Fatalf("Compile(%q) = %v, want *SyntaxError", expr, err)
+	}
+	if want := `filter: col 15: unknown field "rdmap.opcod" (did you mean "rdmap.opcode"?)`; se.Error() != want {
+		t.Errorf("Error() = %q, want %q", se.Error(), want)
+	}
+	want := "ddp.t == 1 && rdmap.opcod == 2\n" +
+		"              ^"
+	if got := se.Caret(expr); got != want {
+		t.Errorf("Caret:\n%s\nwant:\n%s", got, want)
+	}
+	// Columns count characters, and control characters become spaces.
+	se = &SyntaxError{Pos: len("msg == \"é\"\t"), Msg: "x"}
+	if got, want := se.Caret("msg == \"é\"\tx"), "msg == \"é\" x\n           ^"; got != want {
+		t.Errorf("Caret = %q, want %q", got, want)
+	}
+	// At the end of the expression (a missing value).
+	_, err = Compile("ddp.t ==")
+	if got, want := err.(*SyntaxError).Caret("ddp.t =="), "ddp.t ==\n        ^"; got != want {
+		t.Errorf("Caret = %q, want %q", got, want)
+	}
+	if got, want := (&SyntaxError{Pos: 99}).Caret("ab"), "ab\n  ^"; got != want {
+		t.Errorf("Caret beyond the end = %q, want %q", got, want)
+	}
+}
+
+// TestFindingsOnCaptures checks the finding keys on real and generated
+// captures against the findings of the decoded records themselves (the
+// flows structs, not format.Fields): finding.severity == S matches a
+// finding record of severity S and every FPDU or MPA record carrying a
+// finding of severity S.
+func TestFindingsOnCaptures(t *testing.T) {
+	files := []string{"siw/term_toolong.pcap", "siw/term_badwrite.pcap", "siw/term_sendinv.pcap",
+		"siw/gso_v2_nocrc_ib_write_bw_200000.pcap", "siw/reject_app_v2.pcap", "synth/gap.pcap", "synth/snaplen.pcap",
+		"synth/retransmit-conflict.pcap", "synth/terminate-llp.pcap"}
+	for _, file := range files {
+		rs := decodeFile(t, file)
+		total := 0
+		for _, sev := range []dissect.Severity{dissect.SeverityNote, dissect.SeverityWarning, dissect.SeverityError} {
+			want := 0
+			for _, r := range rs {
+				var fs []dissect.Finding
+				switch r.r.Type {
+				case flows.RecFinding:
+					fs = []dissect.Finding{*r.r.Finding}
+				case flows.RecFPDU:
+					fs = r.r.FPDU.Findings
+				case flows.RecMPA:
+					fs = r.r.MPA.Findings
+				}
+				for _, f := range fs {
+					if f.Severity == sev {
+						want++
+						break
+					}
+				}
+			}
+			total += want
+			for _, expr := range []string{`finding.severity == "` + sev.String() + `"`, `severity eq "` + sev.String() + `"`} {
+				if got := count(mustCompile(t, expr), rs); got != want {
+					t.Errorf("%s: %s matches %d records, want %d", file, expr, got, want)
+				}
+			}
+		}
+		if total == 0 {
+			t.Errorf("%s has no findings: it tests nothing", file)
+		}
+	}
+}
+
+// TestShorthandsOnCaptures checks the record-type shorthands against the
+// record types and headers of real captures.
+func TestShorthandsOnCaptures(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "siw", "*.pcap"))
+	for _, path := range files {
+		rs := siw(t, filepath.Base(path))
+		want := map[string]int{}
+		for _, r := range rs {
+			want[r.r.Type.String()]++
+			if r.r.Type == flows.RecMPA || r.r.Type == flows.RecFPDU {
+				want["mpa"+"-layer"]++
+			}
+			if r.r.Type == flows.RecFPDU && r.r.FPDU.SegOK {
+				want["segment"]++
+			}
+			if r.r.Type == flows.RecMessage && r.r.Message.Opcode == 2 && r.r.Message.RequestFrame != 0 {
+				want["latency"]++
+			}
+		}
+		for expr, w := range map[string]int{
+			"mpa": want["mpa-layer"], "ddp": want["segment"], "rdmap": want["segment"], "fpdu": want["fpdu"],
+			"message": want["message"], "finding": want["finding"], "conn": want["conn"],
+			`type == "mpa"`: want["mpa"], "mpa && !fpdu": want["mpa"], "latency_ns": want["latency"],
+			"latency_ns >= 0 && opcode == 2": want["latency"],
+		} {
+			if got := count(mustCompile(t, expr), rs); got != w {
+				t.Errorf("%s: %q matches %d records, want %d", filepath.Base(path), expr, got, w)
+			}
+		}
+	}
+}
+
+// TestMatchRecord checks the convenience form against Match.
+func TestMatchRecord(t *testing.T) {
+	f := mustCompile(t, "rdmap.opcode == 2")
+	n := 0
+	for _, r := range siw(t, "basic_ib_read_bw_4096_v2_nocrc.pcap") {
+		if f.MatchRecord(r.r) != f.Match(r.kvs) {
+			t.Fatalf("MatchRecord and Match differ on frame %d", r.r.Frame)
+		}
+		if f.MatchRecord(r.r) {
+			n++
+		}
+	}
+	// MANIFEST.md (tshark): 15 RDMA Read Responses.
+	if n != 15 {
+		t.Errorf("%d Read Responses, want 15", n)
+	}
+	var nilF *Filter
+	if !nilF.Match(recFPDU) || !nilF.MatchRecord(siw(t, "basic_ib_read_bw_4096_v2_nocrc.pcap")[0].r) || nilF.String() != "" {
+		t.Error("a nil Filter must match everything and print as empty")
+	}
+}
+
+// TestMatchNoAllocs: Match does not allocate, whatever the relation.
+func TestMatchNoAllocs(t *testing.T) {
+	rs := siw(t, "term_badwrite.pcap")
+	for _, expr := range []string{
+		"rdmap.opcode == 2 || ddp.t == 1 && ddp.stag in {0x1..0x7bf1600} && !(mpa.crc_status != \"ok\")",
+		`finding.severity == "error" || findings.code matches "^rdmap\\."`,
+		`rdmap.term.ddp.stag == 0x07bf1600 && rdmap.term.text contains "STag"`,
+		"frames != 3 || frames === 11 || frames !== 11 || frames not in {1..3}",
+		"pd contains 69:77 || mpa || ddp || rdmap || conn || message",
+		"enhanced.rtr == \"send\" || interop.x == 1",
+	} {
+		f := mustCompile(t, expr)
+		for _, r := range rs {
+			if n := testing.AllocsPerRun(50, func() { f.Match(r.kvs) }); n != 0 {
+				t.Errorf("%q: %v allocations per Match on a %v record", expr, n, r.r.Type)
+			}
+		}
+	}
+}
+
+// TestGetAgreesWithFormat: the filter's one-pass lookup gives what
+// format.Get gives, for every known name on every record of real captures.
+func TestGetAgreesWithFormat(t *testing.T) {
+	paths := append(knownNames(), "rdmap.term.ddp", "rdmap.term.rdmap.read.size", "mpa.rev", "mpa.crc", "enhanced.rtr",
+		"rdmap", "rdmap.term.x", "x", "rdmap.", ".", "a.b.c.d")
+	var all [][]format.KV
+	for _, file := range []string{"siw/term_badwrite.pcap", "siw/term_toolong.pcap", "siw/p2p_rtr2_rping.pcap", "synth/gap.pcap", "synth/terminate-llp.pcap"} {
+		for _, r := range decodeFile(t, file) {
+			all = append(all, r.kvs)
+		}
+	}
+	for _, r := range records {
+		all = append(all, r.kvs)
+	}
+	for _, kvs := range all {
+		for _, p := range paths {
+			v1, ok1 := format.Get(kvs, p)
+			v2, ok2 := get(kvs, p)
+			if ok1 != ok2 || string(format.AppendJSON(nil, []format.KV{{Key: "x", Val: v1}})) != string(format.AppendJSON(nil, []format.KV{{Key: "x", Val: v2}})) {
+				t.Fatalf("get(%q) = %v %v, format.Get = %v %v", p, v2, ok2, v1, ok1)
+			}
+		}
+	}
+}

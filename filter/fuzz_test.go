@@ -1,0 +1,66 @@
+package filter
+
+import (
+	"errors"
+	"testing"
+	"unicode/utf8"
+)
+
+var fuzzSeeds = []string{
+	"", "mpa", "iwarp_ddp", "rdmap", "fpdu", "message", "finding", "conn", "conn == 2", `type == "fpdu"`,
+	"frame > 100", "iwarp_rdma.opcode == 2", "rdmap.opcode in {1 2 3..7}", "ddp.stag in {1, 0x10, 3..7}",
+	"ddp.t == 1 && ddp.l == 0 || !ddp", "not (ddp.qn == 1 or ddp.mo != 0) and rdmap", `mpa.crc_status == "bad"`,
+	`rdmap.name == "Send"`, `pd contains 69:77`, `msg contains "gap"`, `finding.severity == "error"`,
+	`rdmap.name matches "(?-i)^RDMA"`, `rdmap.term.ddp.stag == 0x07bf1600`, `findings.code ~ r"\."`,
+	"frames !== 3", "frames === 3", "frames not in {1..3}", "latency_ns > -5", "interop.a.b == 1",
+	`enhanced.rtr contains "wr"`, `pd == ""`, `pd == "a\x00\377"`, "pd == 0.1.a.ff", "ddp.t == TRUE",
+	"((ddp))", "!!!ddp", "ddp.stag ==", "ddp.stg", `"x`, "ddp.qn in {1,,2}", "a & b", "0x", "-",
+	"mpa.marker.fpduptr > 0x10 && mpa.markers.ok == 0", `ts >= "2026"`,
+}
+
+// FuzzCompile: Compile never panics; an error is a *SyntaxError inside
+// the expression; a filter's canonical form compiles to an equivalent
+// filter with the same canonical form.
+func FuzzCompile(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	for _, c := range tsharkCases {
+		f.Add(c.ws)
+		f.Add(c.ours)
+	}
+	f.Fuzz(func(t *testing.T, expr string) {
+		flt, err := Compile(expr)
+		if err != nil {
+			var se *SyntaxError
+			if !errors.As(err, &se) {
+				t.Fatalf("Compile(%q): error %T %v is not a *SyntaxError", expr, err, err)
+			}
+			if se.Pos < 0 || se.Pos > len(expr) {
+				t.Fatalf("Compile(%q): position %d outside the expression", expr, se.Pos)
+			}
+			if flt != nil {
+				t.Fatalf("Compile(%q): a filter and an error", expr)
+			}
+			_ = se.Caret(expr)
+			_ = se.Error()
+			return
+		}
+		canon := flt.String()
+		if !utf8.ValidString(canon) {
+			t.Fatalf("Compile(%q).String() = %q is not valid UTF-8", expr, canon)
+		}
+		again, err := Compile(canon)
+		if err != nil {
+			t.Fatalf("Compile(%q).String() = %q does not compile: %v", expr, canon, err)
+		}
+		if again.String() != canon {
+			t.Fatalf("canonical form not stable: %q -> %q -> %q", expr, canon, again.String())
+		}
+		for _, r := range records {
+			if flt.Match(r.kvs) != again.Match(r.kvs) {
+				t.Fatalf("%q and its canonical form %q differ on the %s record", expr, canon, r.name)
+			}
+		}
+	})
+}

@@ -1,0 +1,448 @@
+package filter
+
+import (
+	"math/bits"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// maxDepth bounds the nesting of parentheses and negations.
+const maxDepth = 200
+
+type parser struct {
+	toks  []token
+	i     int
+	depth int
+}
+
+func (p *parser) peek() token { return p.toks[p.i] }
+
+func (p *parser) next() token {
+	t := p.toks[p.i]
+	if t.kind != tEOF {
+		p.i++
+	}
+	return t
+}
+
+// describe names a token for an error message.
+func describe(t token) string {
+	if t.kind == tEOF {
+		return "end of filter"
+	}
+	return strconv.Quote(t.text)
+}
+
+func (p *parser) or() (node, error) {
+	l, err := p.and()
+	if err != nil {
+		return nil, err
+	}
+	for p.peek().kind == tOr {
+		p.next()
+		r, err := p.and()
+		if err != nil {
+			return nil, err
+		}
+		l = &orNode{l, r}
+	}
+	return l, nil
+}
+
+func (p *parser) and() (node, error) {
+	l, err := p.unary()
+	if err != nil {
+		return nil, err
+	}
+	for p.peek().kind == tAnd {
+		p.next()
+		r, err := p.unary()
+		if err != nil {
+			return nil, err
+		}
+		l = &andNode{l, r}
+	}
+	return l, nil
+}
+
+func (p *parser) unary() (node, error) {
+	t := p.peek()
+	if t.kind != tNot {
+		return p.primary()
+	}
+	p.next()
+	if p.depth++; p.depth > maxDepth {
+		return nil, errAt(t.pos, "expression nested too deeply")
+	}
+	x, err := p.unary()
+	p.depth--
+	if err != nil {
+		return nil, err
+	}
+	return &notNode{x}, nil
+}
+
+func (p *parser) primary() (node, error) {
+	t := p.next()
+	switch t.kind {
+	case tLParen:
+		if p.depth++; p.depth > maxDepth {
+			return nil, errAt(t.pos, "expression nested too deeply")
+		}
+		x, err := p.or()
+		p.depth--
+		if err != nil {
+			return nil, err
+		}
+		if c := p.peek(); c.kind != tRParen {
+			if c.kind == tEOF {
+				return nil, errAt(t.pos, "unclosed parenthesis")
+			}
+			return nil, errAt(c.pos, "expected ) or an operator, found "+describe(c))
+		}
+		p.next()
+		return x, nil
+	case tWord:
+		return p.test(t)
+	case tEOF:
+		return nil, errAt(t.pos, "unexpected end of filter: expected a field name")
+	case tString:
+		return nil, errAt(t.pos, "expected a field name, found a string")
+	}
+	return nil, errAt(t.pos, "expected a field name, found "+describe(t))
+}
+
+// test parses what follows a field name: a relation and its value, or
+// nothing (a presence test or a record-type shorthand).
+func (p *parser) test(name token) (node, error) {
+	if c := name.text[0]; c >= '0' && c <= '9' || c == '-' {
+		return nil, errAt(name.pos, "expected a field name, found the value "+strconv.Quote(name.text))
+	}
+	o := p.peek()
+	switch {
+	case o.kind == tOp:
+		p.next()
+	case o.kind == tNot && p.toks[p.i+1].kind == tOp && p.toks[p.i+1].op == opIn:
+		p.next()
+		o = p.next()
+		o.op = opNotIn
+	default:
+		if k, ok := shorthand(name.text); ok {
+			return &kindNode{k}, nil
+		}
+		f, err := p.field(name)
+		if err != nil {
+			return nil, err
+		}
+		return &test{f: f, op: opPresent}, nil
+	}
+	if k, ok := shorthand(name.text); ok && k != "conn" {
+		if k == "mpa" || k == "ddp" || k == "rdmap" {
+			return nil, errAt(name.pos, strconv.Quote(name.text)+" is a protocol: it can only be tested for presence")
+		}
+		return nil, errAt(name.pos, strconv.Quote(name.text)+` is a record type, not a field: write it alone, or compare type == "`+k+`"`)
+	}
+	f, err := p.field(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOp(f, o); err != nil {
+		return nil, err
+	}
+	t := &test{f: f, op: o.op}
+	switch o.op {
+	case opIn, opNotIn:
+		if err := p.set(t); err != nil {
+			return nil, err
+		}
+	case opMatches:
+		v := p.next()
+		if v.kind != tString {
+			return nil, errAt(v.pos, "matches needs a regular expression in double quotes, found "+describe(v))
+		}
+		// Case-insensitive by default, as in Wireshark; (?-i) turns it off.
+		re, err := regexp.Compile("(?i)" + v.val)
+		if err != nil {
+			return nil, errAt(v.pos, "bad regular expression: "+strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		}
+		t.re, t.pat = re, v.val
+	default:
+		v := p.next()
+		l, err := value(f, v, o.op)
+		if err != nil {
+			return nil, err
+		}
+		t.vals = []lit{l}
+	}
+	return t, nil
+}
+
+// field resolves a name or reports it unknown with the nearest known name.
+func (p *parser) field(name token) (*field, error) {
+	f, ok := resolve(name.text)
+	if !ok {
+		return nil, errAt(name.pos, "unknown field "+strconv.Quote(name.text)+" (did you mean "+strconv.Quote(nearest(name.text))+"?)")
+	}
+	return f, nil
+}
+
+// checkOp rejects relations the field's type does not have.
+func checkOp(f *field, o token) error {
+	what := f.name + " is " + article(f)
+	switch f.typ {
+	case fObject:
+		return errAt(o.pos, what+": test it alone, or compare one of its members ("+f.name+".<member>)")
+	case fNone:
+		return errAt(o.pos, what+": it can only be tested for presence")
+	}
+	switch o.op {
+	case opLt, opLe, opGt, opGe:
+		if f.typ == fBool {
+			return errAt(o.pos, what+": only == and != apply")
+		}
+	case opContains:
+		if f.typ == fNum || f.typ == fBool {
+			return errAt(o.pos, what+": contains applies to strings and bytes")
+		}
+	case opMatches:
+		if f.typ != fString && f.typ != fDyn {
+			return errAt(o.pos, what+": matches applies to strings")
+		}
+	}
+	return nil
+}
+
+// article describes a field's type for an error message ("a number field").
+func article(f *field) string {
+	if f.list {
+		switch f.typ {
+		case fNum:
+			return "a list of numbers"
+		case fString:
+			return "a list of strings"
+		case fObject:
+			return "a list of objects"
+		}
+		return "a list"
+	}
+	switch f.typ {
+	case fObject:
+		return "an object"
+	case fNone:
+		return "a protocol"
+	}
+	return "a " + ftypeNames[f.typ] + " field"
+}
+
+// set parses "{ v [..v] [,] ... }".
+func (p *parser) set(t *test) error {
+	open := p.next()
+	if open.kind != tLBrace {
+		return errAt(open.pos, "expected { after in, found "+describe(open))
+	}
+	for {
+		v := p.next()
+		switch v.kind {
+		case tRBrace:
+			if len(t.vals) == 0 {
+				return errAt(v.pos, "empty set")
+			}
+			return nil
+		case tComma:
+			if len(t.vals) == 0 || p.toks[p.i-2].kind == tComma {
+				return errAt(v.pos, "expected a value, found \",\"")
+			}
+			continue
+		case tEOF:
+			return errAt(open.pos, "unclosed set: missing }")
+		}
+		l, err := value(t.f, v, opIn)
+		if err != nil {
+			return err
+		}
+		if p.peek().kind == tRange {
+			rt := p.next()
+			if t.f.typ == fBool {
+				return errAt(rt.pos, "a range needs ordered values; "+t.f.name+" is a boolean field")
+			}
+			hv := p.next()
+			h, err := value(t.f, hv, opIn)
+			if err != nil {
+				return err
+			}
+			l.hi = &h
+		}
+		t.vals = append(t.vals, l)
+	}
+}
+
+// value reads a literal for field f.
+func value(f *field, v token, o op) (lit, error) {
+	switch v.kind {
+	case tWord, tString:
+	case tEOF:
+		return lit{}, errAt(v.pos, "unexpected end of filter: expected a value")
+	default:
+		return lit{}, errAt(v.pos, "expected a value, found "+describe(v))
+	}
+	l := lit{text: v.text}
+	if v.kind == tString {
+		l.quote = true
+		switch f.typ {
+		case fString, fDyn:
+			l.str, l.s = true, v.val
+			if f.typ == fDyn {
+				l.byt, l.bs = true, []byte(v.val)
+			}
+		case fBytes:
+			l.byt, l.bs, l.s = true, []byte(v.val), v.val
+		default:
+			return lit{}, errAt(v.pos, f.name+" is "+article(f)+"; "+v.text+" is a string")
+		}
+		return l, nil
+	}
+	w := v.text
+	neg, u, numErr := parseNum(w)
+	isNum := numErr == ""
+	bv, isBool := parseBool(w)
+	if !isBool && isNum {
+		isBool, bv = true, u != 0
+	}
+	bs, isBytes := parseBytes(w)
+	switch f.typ {
+	case fNum:
+		if !isNum {
+			if numErr == "out of range" {
+				return lit{}, errAt(v.pos, "number "+w+" is out of range")
+			}
+			return lit{}, errAt(v.pos, f.name+" is "+article(f)+"; "+strconv.Quote(w)+" is not a number")
+		}
+		l.num, l.neg, l.u = true, neg, u
+	case fBool:
+		if !isBool {
+			return lit{}, errAt(v.pos, f.name+" is "+article(f)+": use true, false, 1 or 0")
+		}
+		l.isB, l.b = true, bv
+	case fString:
+		return lit{}, errAt(v.pos, f.name+" is "+article(f)+": put the value in double quotes (\""+w+"\")")
+	case fBytes:
+		if !isBytes {
+			return lit{}, errAt(v.pos, f.name+" is "+article(f)+": write octets in hex (69:77:74) or as a quoted string")
+		}
+		l.byt, l.bs = true, bs
+	case fDyn:
+		l.num, l.neg, l.u = isNum, neg, u
+		l.isB, l.b = isBool, bv
+		l.byt, l.bs = isBytes, bs
+		if !isNum && !isBool && !isBytes {
+			return lit{}, errAt(v.pos, strconv.Quote(w)+" is not a number, boolean or byte string (strings go in double quotes)")
+		}
+		if o == opContains && !isBytes {
+			return lit{}, errAt(v.pos, "contains needs a quoted string or hex octets, found "+strconv.Quote(w))
+		}
+	}
+	return l, nil
+}
+
+// parseNum reads a Wireshark integer: decimal, 0x hex, 0b binary, 0 octal,
+// with an optional minus sign. err is "" on success.
+func parseNum(w string) (neg bool, u uint64, err string) {
+	s := w
+	if strings.HasPrefix(s, "-") {
+		neg, s = true, s[1:]
+	}
+	base := 10
+	switch {
+	case len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X"):
+		base, s = 16, s[2:]
+	case len(s) > 2 && (s[:2] == "0b" || s[:2] == "0B"):
+		base, s = 2, s[2:]
+	case len(s) > 1 && s[0] == '0':
+		base, s = 8, s[1:]
+	}
+	if s == "" {
+		return false, 0, "syntax"
+	}
+	var v uint64
+	for i := 0; i < len(s); i++ {
+		d := digitVal(s[i])
+		if d >= base {
+			return false, 0, "syntax"
+		}
+		hi, lo := bits.Mul64(v, uint64(base))
+		if hi != 0 {
+			return false, 0, "out of range"
+		}
+		var carry uint64
+		v, carry = bits.Add64(lo, uint64(d), 0)
+		if carry != 0 {
+			return false, 0, "out of range"
+		}
+	}
+	if v == 0 {
+		neg = false
+	}
+	return neg, v, ""
+}
+
+func digitVal(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return 99
+}
+
+// parseBool reads true/True/TRUE and false/False/FALSE.
+func parseBool(w string) (bool, bool) {
+	switch w {
+	case "true", "True", "TRUE":
+		return true, true
+	case "false", "False", "FALSE":
+		return false, true
+	}
+	return false, false
+}
+
+// parseBytes reads octets written as hex: one or two hex digits per octet
+// separated by ':', '-' or '.' (all the same), a single octet ("7a"), or a
+// one-octet hex integer ("0x7a"), as Wireshark allows.
+func parseBytes(w string) ([]byte, bool) {
+	if len(w) > 2 && (w[:2] == "0x" || w[:2] == "0X") {
+		_, u, err := parseNum(w)
+		if err != "" || u > 0xff {
+			return nil, false
+		}
+		return []byte{byte(u)}, true
+	}
+	var out []byte
+	sep := byte(0)
+	for len(w) > 0 {
+		n := 0
+		for n < len(w) && n < 2 && isHex(w[n]) {
+			n++
+		}
+		if n == 0 {
+			return nil, false
+		}
+		v, _ := strconv.ParseUint(w[:n], 16, 8)
+		out = append(out, byte(v))
+		w = w[n:]
+		if w == "" {
+			break
+		}
+		if sep == 0 && (w[0] == ':' || w[0] == '-' || w[0] == '.') {
+			sep = w[0]
+		}
+		if w[0] != sep || len(w) == 1 {
+			return nil, false
+		}
+		w = w[1:]
+	}
+	return out, len(out) > 0
+}
