@@ -265,7 +265,7 @@ func (c *conn) onMPA(dir *direction, rec *Record) {
 				"the Request asked for Enhanced RDMA Connection Establishment but the Reply is not rev 2 with S set", "RFC 6581 §9", rec.Frame)
 		}
 	}
-	if c.req != nil && c.rep != nil {
+	if c.req != nil && c.rep != nil && !c.rejected {
 		c.negotiated = true
 		c.crc = c.req.Frame.C || c.rep.Frame.C
 		if c.rdmacOutcome() {

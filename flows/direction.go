@@ -706,16 +706,14 @@ func (d *direction) emitFPDU(s uint64, have []byte, wire, ulen int) {
 			n := copy(fr.previewBuf[:], seg.Payload)
 			fr.Preview = fr.previewBuf[:n]
 		}
-		seg.Payload = nil
-		fr.Seg = seg
+		// Check sees the payload (payload after a Read Request or
+		// Terminate header is a finding) and runs the Terminate's
+		// Figure 10 header check itself.
 		for _, f := range seg.Check(nil) {
 			c.finding(rec, f.Severity, f.Code, f.Msg, f.Ref, rec.Frame)
 		}
-		if seg.Opcode == rdmap.OpTerminate {
-			for _, f := range seg.Term.CheckHeaders(nil) {
-				c.finding(rec, f.Severity, f.Code, f.Msg, f.Ref, rec.Frame)
-			}
-		}
+		seg.Payload = nil
+		fr.Seg = seg
 		dv := int(seg.DDP.DV)
 		if c.ddpVersion < 0 {
 			c.ddpVersion = dv
