@@ -1,0 +1,405 @@
+package report
+
+import (
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/iwarpkit/iwarpkit/dissect"
+	"github.com/iwarpkit/iwarpkit/dissect/mpa"
+	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
+	"github.com/iwarpkit/iwarpkit/flows"
+)
+
+// MaxFindings is how many individual findings a Collector keeps (for the
+// JUnit failure texts, the SARIF results and the HTML findings list). Later
+// findings are still counted per severity, code and connection, and reported
+// as dropped.
+const MaxFindings = 10000
+
+// MaxConns is how many connections a Collector tabulates. Records of later
+// connections count in the totals (opcodes, latency, findings, throughput)
+// but get no row of their own; the tables say how many records that was.
+const MaxConns = 65536
+
+// nOps counts the 16 RDMAP opcode values (RFC 5040 §4.1 Figure 4, RFC 7306)
+// and one more slot for FPDUs whose DDP segment could not be decoded.
+const (
+	nOps        = 17
+	opUndecoded = 16
+)
+
+// opCount is one cell of the opcode histogram.
+type opCount struct {
+	n      uint64 // DDP segments
+	octets uint64 // payload octets (RDMAP header excluded)
+}
+
+// sevCount counts findings by severity (index = dissect.Severity).
+type sevCount [4]int
+
+func (s *sevCount) add(sev dissect.Severity) {
+	if int(sev) < len(s) {
+		s[sev]++
+	} else {
+		s[0]++
+	}
+}
+
+// connStats aggregates one connection.
+type connStats struct {
+	id                int
+	other             bool           // the connections beyond MaxConns, together
+	a, b              netip.AddrPort // source and destination of the first record
+	initiator         netip.AddrPort
+	responder         netip.AddrPort
+	initKnown         bool
+	sum               *flows.ConnSummary // the conn record, when it came
+	req, rep          bool               // MPA Request / Reply seen (fallback without a summary)
+	rev               uint8
+	crc               bool
+	mI2R, mR2I        bool
+	enhanced          bool
+	ird, ord          uint16
+	rejected          bool
+	fpdus             int
+	messages          int
+	octets            uint64
+	crcErrors         int
+	findings          int
+	sev               sevCount
+	fam               map[string]*sevCount // finding counts per check family
+	ops               [3][nOps]opCount     // [flows.Dir][opcode]
+	lat               *latHist
+	first, last       time.Time
+	haveTS            bool
+	frame0, lastFrame uint64
+}
+
+// findKey identifies a row of the findings table.
+type findKey struct {
+	sev  dissect.Severity
+	code string
+}
+
+// findAgg is one row of the findings table.
+type findAgg struct {
+	n     int
+	first uint64 // lowest frame
+	ref   string
+	msg   string // the first message
+}
+
+// codeInfo describes a finding code (one SARIF rule).
+type codeInfo struct {
+	sev dissect.Severity // severity of the first finding with the code
+	msg string
+	ref string
+}
+
+// keptFinding is one finding kept for the reports.
+type keptFinding struct {
+	conn   int
+	frame  uint64
+	ts     time.Time
+	sev    dissect.Severity
+	code   string
+	msg    string
+	ref    string
+	frames []uint64
+}
+
+// maxKeptFrames bounds the frame list copied with each kept finding.
+const maxKeptFrames = 16
+
+// Collector aggregates flows records into statistics for the -z tables and
+// the CI reports (JUnit, SARIF, HTML). Feed it every record with Add, then
+// call the Write methods; they may be called more than once and in any order.
+// A Collector is not safe for concurrent use.
+//
+// Memory is bounded (see the package documentation): records are never kept.
+type Collector struct {
+	conns     map[int]*connStats
+	other     *connStats // connections beyond maxConns, aggregated together
+	untracked int        // records of connections beyond maxConns
+
+	records   int
+	fpdus     int
+	messages  int
+	octets    uint64
+	crcErrors int
+	ops       [3][nOps]opCount
+	lat       latHist
+	tl        timeline
+	first     time.Time
+	last      time.Time
+	haveTS    bool
+
+	finds     map[findKey]*findAgg
+	codes     map[string]*codeInfo
+	nFindings int
+	sev       sevCount
+	worst     dissect.Severity
+	kept      []keptFinding
+	dropped   int
+
+	maxFindings int
+	maxConns    int
+}
+
+// NewCollector returns an empty Collector.
+func NewCollector() *Collector {
+	return &Collector{
+		conns:       make(map[int]*connStats),
+		finds:       make(map[findKey]*findAgg),
+		codes:       make(map[string]*codeInfo),
+		maxFindings: MaxFindings,
+		maxConns:    MaxConns,
+	}
+}
+
+// Add aggregates one record. It keeps nothing that points into r except
+// strings (finding codes, messages and references), which are immutable.
+func (c *Collector) Add(r *flows.Record) {
+	if r == nil {
+		return
+	}
+	c.records++
+	if !r.TS.IsZero() {
+		if !c.haveTS || r.TS.Before(c.first) {
+			c.first = r.TS
+		}
+		if !c.haveTS || r.TS.After(c.last) {
+			c.last = r.TS
+		}
+		c.haveTS = true
+	}
+	cs := c.conn(r)
+	switch r.Type {
+	case flows.RecMPA:
+		if r.MPA != nil {
+			cs.mpa(r)
+			for i := range r.MPA.Findings {
+				c.finding(r, cs, &r.MPA.Findings[i])
+			}
+		}
+	case flows.RecFPDU:
+		if r.FPDU != nil {
+			c.fpdu(r, cs)
+			for i := range r.FPDU.Findings {
+				c.finding(r, cs, &r.FPDU.Findings[i])
+			}
+		}
+	case flows.RecMessage:
+		c.messages++
+		cs.messages++
+		if m := r.Message; m != nil && m.RequestFrame != 0 {
+			c.lat.add(m.Latency)
+			if cs.lat == nil {
+				cs.lat = new(latHist)
+			}
+			cs.lat.add(m.Latency)
+		}
+	case flows.RecFinding:
+		if r.Finding != nil {
+			c.finding(r, cs, r.Finding)
+		}
+	case flows.RecConn:
+		if r.Summary != nil && !cs.other {
+			s := *r.Summary
+			cs.sum = &s
+			if s.InitiatorKnown {
+				cs.initiator, cs.responder, cs.initKnown = s.Initiator, s.Responder, true
+			}
+		}
+	}
+}
+
+// conn returns the statistics of r's connection, creating them; once
+// MaxConns connections are tabulated, later ones share one "other" entry.
+func (c *Collector) conn(r *flows.Record) *connStats {
+	cs := c.conns[r.Conn]
+	if cs == nil {
+		if len(c.conns) >= c.maxConns {
+			c.untracked++
+			if c.other == nil {
+				c.other = &connStats{id: -1, other: true}
+			}
+			cs = c.other
+		} else {
+			cs = &connStats{id: r.Conn, a: r.Src, b: r.Dst, frame0: r.Frame}
+			c.conns[r.Conn] = cs
+		}
+	}
+	if !cs.a.IsValid() && !cs.other && r.Src.IsValid() {
+		cs.a, cs.b = r.Src, r.Dst
+	}
+	if !cs.initKnown && !cs.other && r.Src.IsValid() {
+		switch r.Dir {
+		case flows.DirI2R:
+			cs.initiator, cs.responder, cs.initKnown = r.Src, r.Dst, true
+		case flows.DirR2I:
+			cs.initiator, cs.responder, cs.initKnown = r.Dst, r.Src, true
+		}
+	}
+	if !r.TS.IsZero() {
+		if !cs.haveTS || r.TS.Before(cs.first) {
+			cs.first = r.TS
+		}
+		if !cs.haveTS || r.TS.After(cs.last) {
+			cs.last = r.TS
+		}
+		cs.haveTS = true
+	}
+	if r.Frame != 0 && (cs.frame0 == 0 || r.Frame < cs.frame0) {
+		cs.frame0 = r.Frame
+	}
+	if r.Frame > cs.lastFrame {
+		cs.lastFrame = r.Frame
+	}
+	return cs
+}
+
+// mpa notes what an MPA Request or Reply negotiates (RFC 5044 §7.1: the
+// Request's M bit asks for markers responder->initiator, the Reply's M bit
+// initiator->responder; either C bit turns CRC on; RFC 6581 §9 IRD/ORD).
+func (cs *connStats) mpa(r *flows.Record) {
+	m := r.MPA
+	switch m.Frame.Kind {
+	case mpa.KindRequest:
+		cs.req = true
+		cs.mR2I = m.Frame.M
+		if !cs.initKnown && !cs.other && r.Src.IsValid() {
+			cs.initiator, cs.responder, cs.initKnown = r.Src, r.Dst, true
+		}
+	case mpa.KindReply:
+		cs.rep = true
+		cs.mI2R = m.Frame.M
+		cs.rejected = m.Frame.R
+		if m.HasEnhanced {
+			cs.enhanced, cs.ird, cs.ord = true, m.Enhanced.IRD, m.Enhanced.ORD
+		}
+	}
+	cs.rev = m.Frame.Rev
+	cs.crc = cs.crc || m.Frame.C
+}
+
+// opIndex returns the histogram slot of an FPDU.
+func opIndex(fr *flows.FPDURecord) int {
+	if !fr.SegOK {
+		return opUndecoded
+	}
+	return int(fr.Seg.Opcode & 0x0f)
+}
+
+func dirIndex(d flows.Dir) int {
+	if int(d) < 3 {
+		return int(d)
+	}
+	return 0
+}
+
+func (c *Collector) fpdu(r *flows.Record, cs *connStats) {
+	fr := r.FPDU
+	n := uint64(max(fr.Len, 0))
+	op, dir := opIndex(fr), dirIndex(r.Dir)
+	var pl uint64
+	if fr.SegOK {
+		pl = uint64(max(fr.PayloadLen, 0))
+	}
+	c.fpdus++
+	c.octets += n
+	c.ops[dir][op].n++
+	c.ops[dir][op].octets += pl
+	if fr.CRCStatus == flows.CRCBad {
+		c.crcErrors++
+	}
+	c.tl.add(r.TS, r.Dir, n)
+	cs.fpdus++
+	cs.octets += n
+	cs.ops[dir][op].n++
+	cs.ops[dir][op].octets += pl
+	if fr.CRCStatus == flows.CRCBad {
+		cs.crcErrors++
+	}
+}
+
+// family returns the check family of a finding code: the part before the
+// first dot ("rdmap" for "rdmap.terminate").
+func family(code string) string {
+	if i := strings.IndexByte(code, '.'); i > 0 {
+		return code[:i]
+	}
+	return code
+}
+
+func (c *Collector) finding(r *flows.Record, cs *connStats, f *dissect.Finding) {
+	frame := r.Frame
+	if len(f.Frames) > 0 {
+		frame = f.Frames[0]
+	}
+	// Severities outside note..error (not produced by the decoder) are
+	// clamped into it.
+	sev := min(max(f.Severity, dissect.SeverityNote), dissect.SeverityError)
+	code := f.Code
+	if code == "" {
+		code = "unknown"
+	}
+	c.nFindings++
+	c.sev.add(sev)
+	if sev > c.worst {
+		c.worst = sev
+	}
+	k := findKey{sev, code}
+	a := c.finds[k]
+	if a == nil {
+		a = &findAgg{first: frame, ref: f.Ref, msg: f.Msg}
+		c.finds[k] = a
+	}
+	a.n++
+	if frame < a.first {
+		a.first = frame
+	}
+	if c.codes[code] == nil {
+		c.codes[code] = &codeInfo{sev: sev, msg: f.Msg, ref: f.Ref}
+	}
+	cs.findings++
+	cs.sev.add(sev)
+	fam := family(code)
+	if cs.fam == nil {
+		cs.fam = make(map[string]*sevCount)
+	}
+	fc := cs.fam[fam]
+	if fc == nil {
+		fc = new(sevCount)
+		cs.fam[fam] = fc
+	}
+	fc.add(sev)
+	if len(c.kept) >= c.maxFindings {
+		c.dropped++
+		return
+	}
+	conn := cs.id
+	frames := f.Frames
+	if len(frames) > maxKeptFrames {
+		frames = frames[:maxKeptFrames]
+	}
+	c.kept = append(c.kept, keptFinding{
+		conn: conn, frame: frame, ts: r.TS, sev: sev, code: code, msg: f.Msg, ref: f.Ref,
+		frames: append([]uint64(nil), frames...),
+	})
+}
+
+// Worst returns the highest severity of all findings added (for --fail-on),
+// and false when there were none.
+func (c *Collector) Worst() (dissect.Severity, bool) {
+	return c.worst, c.worst != 0
+}
+
+// opName names a histogram slot.
+func opName(op int) string {
+	if op == opUndecoded {
+		return "(not decoded)"
+	}
+	return rdmap.Opcode(op).String()
+}

@@ -1,0 +1,233 @@
+package report
+
+import (
+	"encoding/xml"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/iwarpkit/iwarpkit/dissect"
+)
+
+// checkFamilies are the check families every connection's JUnit suite
+// lists, passing or not; other families (the prefix of a finding code
+// before its first dot, e.g. "cap" or "interop") get a testcase only on the
+// connections that have findings of theirs.
+var checkFamilies = []struct{ name, doc string }{
+	{"tcp", "TCP stream: gaps, retransmissions, out-of-order limits"},
+	{"mpa", "MPA (RFC 5044, RFC 6581): Request/Reply, framing, markers, CRC"},
+	{"ddp", "DDP (RFC 5041): segment headers, message gathering"},
+	{"rdmap", "RDMAP (RFC 5040, RFC 7306): opcodes, Read, Terminate"},
+}
+
+// JUnit XML, following the structure common to the Ant JUnit task, the
+// Jenkins junit-10.xsd and the windyroad JUnit.xsd: testsuites > testsuite
+// (properties, testcase*, system-out, system-err) > testcase (failure?).
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Errors     int             `xml:"errors,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Time       string          `xml:"time,attr"`
+	Timestamp  string          `xml:"timestamp,attr"`
+	Hostname   string          `xml:"hostname,attr"`
+	ID         int             `xml:"id,attr"`
+	Package    string          `xml:"package,attr"`
+	Properties []junitProperty `xml:"properties>property"`
+	Cases      []junitCase     `xml:"testcase"`
+	SystemOut  junitText       `xml:"system-out"`
+	SystemErr  junitText       `xml:"system-err"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	ClassName string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitFailure `xml:"failure"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",cdata"`
+}
+
+// seconds formats a duration as JUnit's decimal seconds.
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', 6, 64)
+}
+
+// junitTime formats a timestamp as JUnit wants it: ISO 8601 in UTC without
+// zone or fraction (the windyroad schema's pattern).
+func junitTime(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05")
+}
+
+// WriteJUnit writes the findings as JUnit XML for CI test reporting. The
+// mapping:
+//
+//   - the document (testsuites) is named name;
+//   - one testsuite per connection, in id order, named "conn ID INITIATOR >
+//     RESPONDER", with package name, id the connection id, timestamp the
+//     connection's first record, time its duration in the capture, and the
+//     connection table's values as properties;
+//   - one testcase per check family (the code prefix before the first dot):
+//     always tcp, mpa, ddp and rdmap, plus any other family with findings on
+//     the connection; classname is "NAME.connID";
+//   - a testcase fails (one failure element) when the connection has error
+//     or warning findings of its family: type is the worst severity
+//     ("error" or "warning"), message counts them and names the first, and
+//     the text lists each kept finding "frame N: severity code: message
+//     [ref]";
+//   - note findings never fail a testcase; they are listed in the suite's
+//     system-out. JUnit errors (crashes of the test itself) are always 0.
+func (c *Collector) WriteJUnit(w io.Writer, name string) error {
+	doc := junitSuites{Name: name, Time: seconds(c.last.Sub(c.first))}
+	byConn := make(map[int][]*keptFinding)
+	for i := range c.kept {
+		k := &c.kept[i]
+		byConn[k.conn] = append(byConn[k.conn], k)
+	}
+	for _, cs := range c.sortedConns() {
+		row := cs.row()
+		s := junitSuite{
+			Name:     "conn " + row.Label + " " + row.Initiator + " > " + row.Responder,
+			Time:     seconds(row.Duration),
+			Hostname: "localhost",
+			ID:       cs.id,
+			Package:  name,
+		}
+		ts := cs.first
+		if !cs.haveTS {
+			ts = c.first
+		}
+		s.Timestamp = junitTime(ts)
+		s.Properties = []junitProperty{
+			{"initiator", row.Initiator}, {"responder", row.Responder}, {"state", row.State},
+			{"mpa.rev", row.Rev}, {"mpa.crc", row.CRC}, {"mpa.markers_i2r_r2i", row.Markers},
+			{"mpa.ird_ord", row.IRDORD}, {"fpdus", itoa(row.FPDUs)}, {"messages", itoa(row.Messages)},
+			{"octets", utoa(row.Octets)}, {"crc_errors", itoa(row.CRCErrors)}, {"findings", itoa(row.Findings)},
+		}
+		fams := make([]string, 0, len(checkFamilies)+len(cs.fam))
+		docs := make(map[string]string)
+		for _, f := range checkFamilies {
+			fams = append(fams, f.name)
+			docs[f.name] = f.doc
+		}
+		var extra []string
+		for f := range cs.fam {
+			if _, ok := docs[f]; !ok {
+				extra = append(extra, f)
+			}
+		}
+		sort.Strings(extra)
+		fams = append(fams, extra...)
+		kept := byConn[cs.id]
+		var notes strings.Builder
+		for _, k := range kept {
+			if k.sev < dissect.SeverityWarning {
+				notes.WriteString(findingLine(k))
+			}
+		}
+		class := name + ".conn" + row.Label
+		for _, fam := range fams {
+			tc := junitCase{Name: fam, ClassName: class, Time: "0"}
+			var n sevCount
+			if p := cs.fam[fam]; p != nil {
+				n = *p
+			}
+			bad := n[dissect.SeverityError] + n[dissect.SeverityWarning]
+			if bad > 0 {
+				typ := dissect.SeverityWarning.String()
+				if n[dissect.SeverityError] > 0 {
+					typ = dissect.SeverityError.String()
+				}
+				var text strings.Builder
+				listed, first := 0, ""
+				for _, k := range kept {
+					if k.sev >= dissect.SeverityWarning && family(k.code) == fam {
+						if first == "" {
+							first = k.code + " in frame " + utoa(k.frame)
+						}
+						text.WriteString(findingLine(k))
+						listed++
+					}
+				}
+				if listed < bad {
+					text.WriteString(itoa(bad-listed) + " more not listed (only the first " + itoa(c.maxFindings) + " findings are kept)\n")
+				}
+				msg := itoa(n[dissect.SeverityError]) + " error, " + itoa(n[dissect.SeverityWarning]) + " warning findings"
+				if first != "" {
+					msg += "; first: " + first
+				}
+				tc.Failure = &junitFailure{Message: xmlSafe(msg), Type: typ, Text: text.String()}
+				s.Failures++
+			}
+			s.Cases = append(s.Cases, tc)
+		}
+		s.Tests = len(s.Cases)
+		s.SystemOut = junitText{notes.String()}
+		doc.Tests += s.Tests
+		doc.Failures += s.Failures
+		doc.Suites = append(doc.Suites, s)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(&doc); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// findingLine formats a kept finding for the JUnit texts.
+func findingLine(k *keptFinding) string {
+	s := "frame " + utoa(k.frame) + ": " + k.sev.String() + " " + k.code + ": " + k.msg
+	if k.ref != "" {
+		s += " [" + k.ref + "]"
+	}
+	return xmlSafe(s) + "\n"
+}
+
+// xmlSafe drops the characters XML 1.0 cannot carry (control characters
+// other than tab, newline and carriage return; invalid UTF-8), which
+// encoding/xml would otherwise replace or reject inconsistently.
+func xmlSafe(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r':
+			return r
+		case r < 0x20, r == 0xFFFE, r == 0xFFFF:
+			return '\uFFFD'
+		}
+		return r
+	}, s)
+}
+
+// junitText is element content written as CDATA, so that line breaks stay
+// line breaks.
+type junitText struct {
+	Text string `xml:",cdata"`
+}

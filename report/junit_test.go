@@ -1,0 +1,237 @@
+package report
+
+import (
+	"bytes"
+	"encoding/xml"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/iwarpkit/iwarpkit/dissect"
+	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
+	"github.com/iwarpkit/iwarpkit/flows"
+)
+
+// xmlNode is a generic XML element for structural checks.
+type xmlNode struct {
+	XMLName xml.Name
+	Attrs   []xml.Attr `xml:",any,attr"`
+	Nodes   []xmlNode  `xml:",any"`
+	Text    string     `xml:",chardata"`
+}
+
+func (n *xmlNode) attr(name string) (string, bool) {
+	for _, a := range n.Attrs {
+		if a.Name.Local == name {
+			return a.Value, true
+		}
+	}
+	return "", false
+}
+
+func (n *xmlNode) children(name string) []*xmlNode {
+	var out []*xmlNode
+	for i := range n.Nodes {
+		if n.Nodes[i].XMLName.Local == name {
+			out = append(out, &n.Nodes[i])
+		}
+	}
+	return out
+}
+
+var (
+	junitTimestamp = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}$`)
+	junitDecimal   = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
+)
+
+// checkJUnit parses a JUnit document and checks it against the structure
+// the Ant JUnit task, Jenkins' junit-10.xsd and the windyroad JUnit.xsd have
+// in common: attribute presence and types, element order, and counts that
+// add up. It returns the parsed root.
+func checkJUnit(t testing.TB, doc []byte) *xmlNode {
+	t.Helper()
+	if !bytes.HasPrefix(doc, []byte(xml.Header)) {
+		t.Errorf("no XML declaration")
+	}
+	var root xmlNode
+	if err := xml.Unmarshal(doc, &root); err != nil {
+		t.Fatalf("not well-formed XML: %v\n%s", err, doc)
+	}
+	need := func(n *xmlNode, names ...string) {
+		t.Helper()
+		for _, a := range names {
+			if _, ok := n.attr(a); !ok {
+				t.Errorf("<%s> lacks required attribute %q", n.XMLName.Local, a)
+			}
+		}
+	}
+	num := func(n *xmlNode, a string) int {
+		t.Helper()
+		v, _ := n.attr(a)
+		i, err := strconv.Atoi(v)
+		if err != nil || i < 0 {
+			t.Errorf("<%s %s=%q>: not a count", n.XMLName.Local, a, v)
+		}
+		return i
+	}
+	dec := func(n *xmlNode, a string) {
+		t.Helper()
+		if v, _ := n.attr(a); !junitDecimal.MatchString(v) {
+			t.Errorf("<%s %s=%q>: not a decimal", n.XMLName.Local, a, v)
+		}
+	}
+	if root.XMLName.Local != "testsuites" {
+		t.Fatalf("root is <%s>, want <testsuites>", root.XMLName.Local)
+	}
+	need(&root, "name", "tests", "failures", "errors", "time")
+	dec(&root, "time")
+	var tests, failures int
+	for i := range root.Nodes {
+		s := &root.Nodes[i]
+		if s.XMLName.Local != "testsuite" {
+			t.Fatalf("<testsuites> child <%s>", s.XMLName.Local)
+		}
+		need(s, "name", "tests", "failures", "errors", "time", "timestamp", "hostname", "id", "package")
+		dec(s, "time")
+		if v, _ := s.attr("timestamp"); !junitTimestamp.MatchString(v) {
+			t.Errorf("testsuite timestamp %q", v)
+		}
+		// Element order: properties, testcase*, system-out, system-err.
+		var order []string
+		for _, c := range s.Nodes {
+			if len(order) == 0 || order[len(order)-1] != c.XMLName.Local {
+				order = append(order, c.XMLName.Local)
+			}
+		}
+		if o := strings.Join(order, ","); o != "properties,testcase,system-out,system-err" {
+			t.Errorf("testsuite children %s", o)
+		}
+		for _, p := range s.children("properties")[0].Nodes {
+			if p.XMLName.Local != "property" {
+				t.Errorf("<properties> child <%s>", p.XMLName.Local)
+			}
+			need(&p, "name", "value")
+		}
+		cases := s.children("testcase")
+		nf := 0
+		for _, c := range cases {
+			need(c, "name", "classname", "time")
+			dec(c, "time")
+			for _, f := range c.Nodes {
+				if f.XMLName.Local != "failure" {
+					t.Errorf("testcase child <%s>", f.XMLName.Local)
+				}
+				need(&f, "message", "type")
+			}
+			if len(c.Nodes) > 1 {
+				t.Errorf("testcase %v has %d children, at most one failure", c.Attrs, len(c.Nodes))
+			}
+			nf += len(c.Nodes)
+		}
+		if num(s, "tests") != len(cases) || num(s, "failures") != nf || num(s, "errors") != 0 || num(s, "skipped") != 0 {
+			t.Errorf("testsuite counts %v, have %d testcases and %d failures", s.Attrs, len(cases), nf)
+		}
+		tests += len(cases)
+		failures += nf
+	}
+	if num(&root, "tests") != tests || num(&root, "failures") != failures || num(&root, "errors") != 0 {
+		t.Errorf("testsuites counts %v, have %d tests and %d failures", root.Attrs, tests, failures)
+	}
+	return &root
+}
+
+func TestJUnitCaptures(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		suites   int
+		failing  map[string]string // testcase name -> failure type it must have
+		contains []string
+	}{
+		{"basic_rping_v2_nocrc", 1, map[string]string{}, []string{`name="initiator" value="192.0.2.2:36789"`}},
+		{"basic_ib_read_bw_4096_v2_nocrc", 2, map[string]string{}, nil},
+		{"term_badwrite", 1, map[string]string{"rdmap": "error"}, []string{"frame 11: error rdmap.terminate"}},
+		{"term_toolong", 1, map[string]string{"rdmap": "error"}, []string{"frame 16: error rdmap.terminate"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _ := collect(t, tc.name)
+			var b bytes.Buffer
+			if err := c.WriteJUnit(&b, "iwarpdump"); err != nil {
+				t.Fatal(err)
+			}
+			root := checkJUnit(t, b.Bytes())
+			if len(root.Nodes) != tc.suites {
+				t.Fatalf("%d testsuites, want one per connection: %d", len(root.Nodes), tc.suites)
+			}
+			for i, s := range root.Nodes {
+				cs := c.sortedConns()[i]
+				names := map[string]bool{}
+				for _, tcase := range s.children("testcase") {
+					name, _ := tcase.attr("name")
+					names[name] = true
+					fs := tcase.children("failure")
+					// A family fails exactly when the connection has error or
+					// warning findings of it.
+					var n sevCount
+					if p := cs.fam[name]; p != nil {
+						n = *p
+					}
+					if bad := n[dissect.SeverityError]+n[dissect.SeverityWarning] > 0; bad != (len(fs) == 1) {
+						t.Errorf("testcase %s: failures %d, error+warning findings %v", name, len(fs), n)
+					}
+					typ, fails := tc.failing[name]
+					if fails && len(fs) != 1 {
+						t.Errorf("testcase %s does not fail", name)
+					}
+					if fails && len(fs) == 1 {
+						if ft, _ := fs[0].attr("type"); ft != typ {
+							t.Errorf("testcase %s: failure type %q, want %q", name, ft, typ)
+						}
+					}
+				}
+				for _, f := range checkFamilies {
+					if !names[f.name] {
+						t.Errorf("no testcase for family %s", f.name)
+					}
+				}
+			}
+			for _, s := range tc.contains {
+				if !strings.Contains(b.String(), s) {
+					t.Errorf("no %q in\n%s", s, b.String())
+				}
+			}
+		})
+	}
+}
+
+// TestJUnitHostileText checks that text from a capture that looks like
+// markup, ends CDATA or holds control characters and invalid UTF-8 still
+// gives well-formed XML and survives the round trip.
+func TestJUnitHostileText(t *testing.T) {
+	c := NewCollector()
+	c.Add(fpduRec(0, 1, 0, flows.DirI2R, rdmap.OpSend, 1))
+	msg := `<failure type="x">]]><![CDATA[ & "quotes" 'apos'` + "\x00\x01\x1b\xff\ufffe"
+	c.Add(findingRec(0, 2, dissect.SeverityWarning, "mpa.evil]]>", msg))
+	c.Add(findingRec(0, 3, dissect.SeverityNote, "cap.note", "note ]]> text"))
+	var b bytes.Buffer
+	if err := c.WriteJUnit(&b, `name "with" <markup> & ]]>`); err != nil {
+		t.Fatal(err)
+	}
+	root := checkJUnit(t, b.Bytes())
+	if v, _ := root.attr("name"); v != `name "with" <markup> & ]]>` {
+		t.Errorf("name round trip: %q", v)
+	}
+	s := &root.Nodes[0]
+	var fail *xmlNode
+	for _, tcase := range s.children("testcase") {
+		if n, _ := tcase.attr("name"); n == "mpa" {
+			fail = tcase.children("failure")[0]
+		}
+	}
+	if fail == nil || !strings.Contains(fail.Text, `<failure type="x">]]><![CDATA[ & "quotes"`) {
+		t.Fatalf("failure text lost: %+v", fail)
+	}
+	if out := s.children("system-out")[0].Text; !strings.Contains(out, "note ]]> text") {
+		t.Errorf("system-out %q", out)
+	}
+}

@@ -1,0 +1,199 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+	"net/url"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/iwarpkit/iwarpkit/dissect"
+)
+
+// SARIFSchema is the $schema URI WriteSARIF puts in its documents (the OASIS
+// SARIF 2.1.0 schema, errata 01).
+const SARIFSchema = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+
+// SARIF 2.1.0 objects (OASIS SARIF v2.1.0 §3), only the properties used.
+type sarifLog struct {
+	Version string     `json:"version"`
+	Schema  string     `json:"$schema"`
+	Runs    []sarifRun `json:"runs"`
+}
+
+type sarifRun struct {
+	Tool       sarifTool       `json:"tool"`
+	Artifacts  []sarifArtifact `json:"artifacts,omitempty"`
+	Results    []sarifResult   `json:"results"`
+	Properties *sarifRunProps  `json:"properties,omitempty"`
+}
+
+type sarifRunProps struct {
+	Findings        int `json:"findings"`
+	DroppedFindings int `json:"droppedFindings"`
+}
+
+type sarifTool struct {
+	Driver sarifDriver `json:"driver"`
+}
+
+type sarifDriver struct {
+	Name  string      `json:"name"`
+	Rules []sarifRule `json:"rules"`
+}
+
+type sarifRule struct {
+	ID                   string         `json:"id"`
+	ShortDescription     sarifMessage   `json:"shortDescription"`
+	DefaultConfiguration sarifRuleConf  `json:"defaultConfiguration"`
+	Properties           sarifRuleProps `json:"properties"`
+}
+
+type sarifRuleConf struct {
+	Level string `json:"level"`
+}
+
+type sarifRuleProps struct {
+	Ref string `json:"ref"`
+}
+
+type sarifMessage struct {
+	Text string `json:"text"`
+}
+
+type sarifArtifact struct {
+	Location sarifArtifactLocation `json:"location"`
+}
+
+type sarifArtifactLocation struct {
+	URI   string `json:"uri"`
+	Index *int   `json:"index,omitempty"`
+}
+
+type sarifResult struct {
+	RuleID     string           `json:"ruleId"`
+	RuleIndex  int              `json:"ruleIndex"`
+	Level      string           `json:"level"`
+	Message    sarifMessage     `json:"message"`
+	Locations  []sarifLocation  `json:"locations"`
+	Properties sarifResultProps `json:"properties"`
+}
+
+type sarifResultProps struct {
+	Conn   int      `json:"conn"`
+	Frames []uint64 `json:"frames,omitempty"`
+	Ref    string   `json:"ref,omitempty"`
+}
+
+type sarifLocation struct {
+	PhysicalLocation *sarifPhysical `json:"physicalLocation,omitempty"`
+	LogicalLocations []sarifLogical `json:"logicalLocations"`
+}
+
+type sarifPhysical struct {
+	ArtifactLocation sarifArtifactLocation `json:"artifactLocation"`
+}
+
+type sarifLogical struct {
+	Name               string `json:"name"`
+	FullyQualifiedName string `json:"fullyQualifiedName"`
+}
+
+// sarifLevel maps a severity to a SARIF result level (§3.27.10).
+func sarifLevel(s dissect.Severity) string {
+	switch s {
+	case dissect.SeverityError:
+		return "error"
+	case dissect.SeverityWarning:
+		return "warning"
+	}
+	return "note"
+}
+
+// fileURI turns a capture path into a URI reference (§3.4.3): absolute
+// paths become file:// URIs, relative ones relative references with
+// forward slashes. An empty path gives "".
+func fileURI(p string) string {
+	if p == "" {
+		return ""
+	}
+	p = filepath.ToSlash(p)
+	if strings.HasPrefix(p, "/") {
+		return (&url.URL{Scheme: "file", Path: p}).String()
+	}
+	return (&url.URL{Path: p}).String()
+}
+
+// WriteSARIF writes the findings as one SARIF 2.1.0 run (OASIS SARIF
+// v2.1.0) for code-scanning dashboards:
+//
+//   - tool.driver.name is tool; one rule per finding code, sorted by code:
+//     id = the code, shortDescription = the first message seen with that
+//     code, defaultConfiguration.level = the first one's severity,
+//     properties.ref = its reference; no helpUri;
+//   - one result per kept finding (at most MaxFindings, in the order added):
+//     ruleId and ruleIndex, level error, warning or note, message.text, a
+//     location with the logical location "frame N" (fullyQualifiedName
+//     "conn C/frame N") and, when capturePath is not empty, the capture file
+//     as artifactLocation (also listed in run.artifacts);
+//   - run.properties counts all findings and those dropped past MaxFindings.
+func (c *Collector) WriteSARIF(w io.Writer, tool string, capturePath string) error {
+	codes := make([]string, 0, len(c.codes))
+	for code := range c.codes {
+		codes = append(codes, code)
+	}
+	sort.Strings(codes)
+	index := make(map[string]int, len(codes))
+	rules := make([]sarifRule, len(codes))
+	for i, code := range codes {
+		ci := c.codes[code]
+		index[code] = i
+		rules[i] = sarifRule{
+			ID:                   code,
+			ShortDescription:     sarifMessage{Text: nonEmpty(ci.msg, code)},
+			DefaultConfiguration: sarifRuleConf{Level: sarifLevel(ci.sev)},
+			Properties:           sarifRuleProps{Ref: ci.ref},
+		}
+	}
+	run := sarifRun{
+		Tool:       sarifTool{Driver: sarifDriver{Name: tool, Rules: rules}},
+		Results:    make([]sarifResult, 0, len(c.kept)),
+		Properties: &sarifRunProps{Findings: c.nFindings, DroppedFindings: c.dropped},
+	}
+	uri := fileURI(capturePath)
+	if uri != "" {
+		run.Artifacts = []sarifArtifact{{Location: sarifArtifactLocation{URI: uri}}}
+	}
+	for i := range c.kept {
+		k := &c.kept[i]
+		frame := "frame " + utoa(k.frame)
+		conn := "other"
+		if k.conn >= 0 {
+			conn = itoa(k.conn)
+		}
+		loc := sarifLocation{LogicalLocations: []sarifLogical{{Name: frame, FullyQualifiedName: "conn " + conn + "/" + frame}}}
+		if uri != "" {
+			zero := 0
+			loc.PhysicalLocation = &sarifPhysical{ArtifactLocation: sarifArtifactLocation{URI: uri, Index: &zero}}
+		}
+		run.Results = append(run.Results, sarifResult{
+			RuleID:     k.code,
+			RuleIndex:  index[k.code],
+			Level:      sarifLevel(k.sev),
+			Message:    sarifMessage{Text: nonEmpty(k.msg, k.code)},
+			Locations:  []sarifLocation{loc},
+			Properties: sarifResultProps{Conn: k.conn, Frames: k.frames, Ref: k.ref},
+		})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(sarifLog{Version: "2.1.0", Schema: SARIFSchema, Runs: []sarifRun{run}})
+}
+
+func nonEmpty(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
