@@ -7,13 +7,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/iwarpkit/iwarpkit/capture"
+	"github.com/iwarpkit/iwarpkit/dissect"
 	"github.com/iwarpkit/iwarpkit/dissect/mpa"
 	"github.com/iwarpkit/iwarpkit/filter"
 	"github.com/iwarpkit/iwarpkit/flows"
 	"github.com/iwarpkit/iwarpkit/format"
+	"github.com/iwarpkit/iwarpkit/report"
 )
 
 const usage = `usage: iwarpdump -r FILE [-T text|jsonl] [-v] [-q] [-n] [-c COUNT] [--strict]
@@ -43,7 +46,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		flags   = fs.String("mpa-flags", "rfc6581", "read the MPA rev 2 Enhanced flags A-D with `MEANING`: rfc6581 or draft (seed 003, draft-ietf-storm-mpa-peer-connect-01)")
 		forces  forceList
 		display = fs.String("Y", "", "display filter: print only the records that match `EXPR` (Wireshark syntax over the field registry; iwarp_* names accepted)")
+		stats   listFlag
+		reports listFlag
+		failOn  = fs.String("fail-on", "", "exit 1 when a finding of `LEVEL` (error, warning or note) or worse is seen")
 	)
+	fs.Var(&stats, "z", "print statistics after the decode: `TABLE` is conn, ops, findings or latency (repeatable; with -q no records are printed)")
+	fs.Var(&reports, "report", "write a report for CI: `KIND:FILE` with KIND junit, sarif or html (repeatable)")
 	live := addLiveFlags(fs)
 	fs.Var(&forces, "decode-as", "force iWARP decoding of matching connections; `SPEC` is tcp.port==N[,markers=to|from|both|none][,crc=on|off][,host=ADDR][,origin=isn] (repeatable; \"to\" is the direction towards the port)")
 	if err := fs.Parse(args); err != nil {
@@ -81,6 +89,37 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
+	for _, z := range stats {
+		switch z {
+		case "conn", "ops", "findings", "latency":
+		default:
+			fmt.Fprintf(stderr, "iwarpdump: unknown -z table %q (want conn, ops, findings or latency)\n", z)
+			return 2
+		}
+	}
+	for _, r := range reports {
+		kind, path, ok := strings.Cut(r, ":")
+		if !ok || path == "" || (kind != "junit" && kind != "sarif" && kind != "html") {
+			fmt.Fprintf(stderr, "iwarpdump: bad --report %q (want junit:FILE, sarif:FILE or html:FILE)\n", r)
+			return 2
+		}
+	}
+	var failLevel dissect.Severity
+	if *failOn != "" {
+		lv, ok := dissect.ParseSeverity(*failOn)
+		if !ok {
+			fmt.Fprintf(stderr, "iwarpdump: bad --fail-on %q (want error, warning or note)\n", *failOn)
+			return 2
+		}
+		failLevel = lv
+	}
+	// The collector sees every record (not only those -Y selects), so that
+	// tables and reports describe the whole capture.
+	var coll *report.Collector
+	if len(stats) > 0 || len(reports) > 0 || failLevel != 0 {
+		coll = report.NewCollector()
+	}
+	silent := *quiet && (len(stats) > 0 || len(reports) > 0)
 	opts := flows.Options{Force: forces}
 	switch *flags {
 	case "rfc6581", "rfc":
@@ -112,7 +151,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var buf []byte
 	topts := format.TextOptions{Quiet: *quiet, Verbose: *verbose, Hex: *hexdump}
 	emit := func(r *flows.Record) {
-		if flt != nil && !flt.MatchRecord(r) {
+		if coll != nil {
+			coll.Add(r)
+		}
+		if silent || (flt != nil && !flt.MatchRecord(r)) {
 			return
 		}
 		buf = buf[:0]
@@ -152,6 +194,33 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !damaged {
 		dec.Close()
 	}
+	if coll != nil {
+		for _, z := range stats {
+			_, _ = w.WriteString("\n")
+			var err error
+			switch z {
+			case "conn":
+				err = coll.WriteConn(w)
+			case "ops":
+				err = coll.WriteOps(w)
+			case "findings":
+				err = coll.WriteFindings(w)
+			case "latency":
+				err = coll.WriteLatency(w)
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "iwarpdump: -z %s: %v\n", z, err)
+				return 1
+			}
+		}
+		for _, r := range reports {
+			kind, path, _ := strings.Cut(r, ":")
+			if err := writeReport(coll, kind, path, *file); err != nil {
+				fmt.Fprintf(stderr, "iwarpdump: --report %s: %v\n", r, err)
+				return 1
+			}
+		}
+	}
 	if err := w.Flush(); err != nil {
 		fmt.Fprintf(stderr, "iwarpdump: writing output: %v\n", err)
 		return 1
@@ -159,8 +228,43 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if damaged && *strict {
 		return 3
 	}
+	if failLevel != 0 {
+		if worst, ok := coll.Worst(); ok && worst >= failLevel {
+			return 1
+		}
+	}
 	return 0
 }
+
+// writeReport writes one CI report file.
+func writeReport(c *report.Collector, kind, path, capturePath string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(f)
+	switch kind {
+	case "junit":
+		err = c.WriteJUnit(bw, "iwarpdump "+capturePath)
+	case "sarif":
+		err = c.WriteSARIF(bw, "iwarpdump", capturePath)
+	case "html":
+		err = c.WriteHTML(bw, "iwarpdump: "+capturePath)
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// listFlag collects a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
 
 // forceList collects repeated --decode-as flags.
 type forceList []flows.Force

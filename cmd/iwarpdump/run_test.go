@@ -232,3 +232,37 @@ func TestDisplayFilter(t *testing.T) {
 		t.Errorf("bad filter: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestStatsAndFailOn: -z tables, --fail-on levels and report files. The
+// Terminate of term_badwrite (frame 11 in MANIFEST.md) is an error finding;
+// crc_v2_rping has no finding at all.
+func TestStatsAndFailOn(t *testing.T) {
+	dir := t.TempDir()
+	code, out, stderr := runCmd(t, nil, "-r", siw+"term_badwrite.pcap", "-q", "-z", "conn", "-z", "findings",
+		"--fail-on", "error", "--report", "junit:"+dir+"/r.xml", "--report", "sarif:"+dir+"/r.sarif", "--report", "html:"+dir+"/r.html")
+	if code != 1 {
+		t.Errorf("--fail-on error with a Terminate: exit %d (%s)", code, stderr)
+	}
+	if strings.Contains(out, "RDMA Write STag") {
+		t.Errorf("-q with -z printed records")
+	}
+	for _, want := range []string{"iWARP connections", "192.0.2.1:60847", "rdmap.terminate"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("-z output lacks %q", want)
+		}
+	}
+	for _, f := range []string{"r.xml", "r.sarif", "r.html"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("report %s not written: %v", f, err)
+		}
+	}
+	if code, _, _ := runCmd(t, nil, "-r", siw+"crc_v2_rping.pcap", "-q", "-z", "conn", "--fail-on", "note"); code != 0 {
+		t.Errorf("clean capture with --fail-on note: exit %d", code)
+	}
+	if code, _, _ := runCmd(t, nil, "-r", siw+"crc_v2_rping.pcap", "-z", "bogus"); code != 2 {
+		t.Errorf("-z bogus: exit %d, want 2", code)
+	}
+	if code, _, _ := runCmd(t, nil, "-r", siw+"crc_v2_rping.pcap", "--report", "pdf:x"); code != 2 {
+		t.Errorf("--report pdf: exit %d, want 2", code)
+	}
+}
