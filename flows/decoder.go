@@ -26,6 +26,11 @@ type Options struct {
 	// MaxMessages caps the RDMA messages being gathered per direction.
 	// Default 4096.
 	MaxMessages int
+	// Payload, when set, is called for every FPDU whose DDP segment was
+	// decoded, with the ULP payload octets (after the DDP and RDMAP
+	// headers). payload is only valid during the call; r is the record
+	// that will be emitted (in order) later. The replay engine uses it.
+	Payload func(r *Record, payload []byte)
 	// Force overrides the MPA settings of matching connections
 	// (iwarpdump --decode-as); the first match wins.
 	Force []Force

@@ -712,6 +712,9 @@ func (d *direction) emitFPDU(s uint64, have []byte, wire, ulen int) {
 		for _, f := range seg.Check(nil) {
 			c.finding(rec, f.Severity, f.Code, f.Msg, f.Ref, rec.Frame)
 		}
+		if cb := c.d.opts.Payload; cb != nil && complete {
+			cb(rec, seg.Payload)
+		}
 		seg.Payload = nil
 		fr.Seg = seg
 		dv := int(seg.DDP.DV)
