@@ -712,11 +712,11 @@ func (d *direction) emitFPDU(s uint64, have []byte, wire, ulen int) {
 		for _, f := range seg.Check(nil) {
 			c.finding(rec, f.Severity, f.Code, f.Msg, f.Ref, rec.Frame)
 		}
+		fr.Seg = seg
+		fr.Seg.Payload = nil
 		if cb := c.d.opts.Payload; cb != nil && complete {
 			cb(rec, seg.Payload)
 		}
-		seg.Payload = nil
-		fr.Seg = seg
 		dv := int(seg.DDP.DV)
 		if c.ddpVersion < 0 {
 			c.ddpVersion = dv

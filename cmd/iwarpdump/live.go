@@ -2,28 +2,509 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/iwarpkit/iwarpkit/bpf"
+	"github.com/iwarpkit/iwarpkit/capture"
+	"github.com/iwarpkit/iwarpkit/capture/live"
+	"github.com/iwarpkit/iwarpkit/capture/pcapwriter"
 )
 
-// liveFlags holds the live-capture options. Live capture is not built yet
-// (issue 8): -i is accepted and reported as unavailable.
+// liveFlags holds the live-capture and capture-file-writing options, named
+// as tcpdump names them.
 type liveFlags struct {
-	iface string
+	iface      string
+	list       bool
+	snaplen    int
+	bufferKiB  int
+	noPromisc  bool
+	lineBuf    bool
+	write      string
+	pcap       bool
+	nano       bool
+	fileSize   string
+	rotate     int
+	maxFiles   int
+	packetBuf  bool
+	filterFile string
+	bpfRaw     bool
+	user       string
 }
 
 func addLiveFlags(fs *flag.FlagSet) *liveFlags {
 	l := &liveFlags{}
-	fs.StringVar(&l.iface, "i", "", "capture live from `IFACE` (not available yet)")
+	fs.StringVar(&l.iface, "i", "", "capture live on `IFACE` (\"any\" for all interfaces, or a number from -D); a trailing tcpdump expression filters the capture")
+	fs.BoolVar(&l.list, "D", false, "list the interfaces -i can capture on")
+	fs.IntVar(&l.snaplen, "s", 0, "cut packets to `SNAPLEN` octets (0: 262144, tcpdump's default)")
+	fs.IntVar(&l.bufferKiB, "B", 0, "capture buffer (kernel ring) size in `KiB` (default 2048, as tcpdump)")
+	fs.BoolVar(&l.noPromisc, "p", false, "do not put the interface in promiscuous mode")
+	fs.BoolVar(&l.lineBuf, "l", false, "line-buffered output: write each record as soon as it is decoded")
+	fs.StringVar(&l.write, "w", "", "also write the captured packets to `FILE` (pcapng; --pcap for classic pcap), decoding them as well")
+	fs.BoolVar(&l.pcap, "pcap", false, "write -w files in the classic pcap format instead of pcapng")
+	fs.BoolVar(&l.nano, "nano", false, "with --pcap: nanosecond timestamps (tcpdump --time-stamp-precision=nano)")
+	fs.StringVar(&l.fileSize, "C", "", "with -w: start a new file when the current one exceeds `SIZE` million octets (suffix k, m or g for KiB, MiB, GiB), as tcpdump -C")
+	fs.IntVar(&l.rotate, "G", 0, "with -w: start a new file every `SECONDS`; the -w name is a strftime template, as tcpdump -G")
+	fs.IntVar(&l.maxFiles, "W", 0, "with -C: keep `N` files in a ring; with -G alone: stop after N files")
+	fs.BoolVar(&l.packetBuf, "U", false, "with -w: flush the file after every packet")
+	fs.StringVar(&l.filterFile, "F", "", "read the filter expression from `FILE`")
+	fs.BoolVar(&l.bpfRaw, "bpf-raw", false, "the filter is a raw BPF program as `tcpdump -ddd` prints it (lines or comma-separated), not an expression")
+	fs.StringVar(&l.user, "Z", "", "after opening the capture, drop privileges to `USER` (and its groups) before opening -w files")
 	return l
 }
 
-func (l *liveFlags) active() bool      { return l.iface != "" }
-func (l *liveFlags) acceptsArgs() bool { return false }
+func (l *liveFlags) active() bool      { return l.iface != "" || l.list }
+func (l *liveFlags) acceptsArgs() bool { return l.active() }
 
-// openLive opens the live source; nil and an exit code on failure.
+// filterText returns the filter: the -F file's contents, or the trailing
+// arguments joined by spaces, as tcpdump takes them.
+func (l *liveFlags) filterText(args []string) (string, error) {
+	if l.filterFile == "" {
+		return strings.Join(args, " "), nil
+	}
+	if len(args) > 0 {
+		return "", fmt.Errorf("both -F %s and a filter expression on the command line (%q): give one", l.filterFile, strings.Join(args, " "))
+	}
+	b, err := os.ReadFile(l.filterFile)
+	if err != nil {
+		return "", err
+	}
+	// Allow '#' comment lines, then join the lines as tcpdump does.
+	var lines []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
+			lines = append(lines, t)
+		}
+	}
+	sep := " "
+	if l.bpfRaw {
+		sep = "\n"
+	}
+	return strings.Join(lines, sep), nil
+}
+
+// program compiles the filter for link type lt (nil: no filter).
+func (l *liveFlags) program(text string, lt layers.LinkType, snaplen int) (*bpf.Program, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, nil
+	}
+	if l.bpfRaw {
+		return bpf.ParseRaw(text)
+	}
+	return live.Compile(text, lt, snaplen)
+}
+
+// linkTypeName returns libpcap's name and description of a link type, as
+// tcpdump prints them.
+func linkTypeName(lt layers.LinkType) (string, string) {
+	switch lt {
+	case layers.LinkTypeEthernet:
+		return "EN10MB", "Ethernet"
+	case layers.LinkTypeLinuxSLL:
+		return "LINUX_SLL", "Linux cooked v1"
+	case layers.LinkTypeLinuxSLL2:
+		return "LINUX_SLL2", "Linux cooked v2"
+	case layers.LinkTypeRaw:
+		return "RAW", "Raw IP"
+	}
+	return strconv.Itoa(int(lt)), lt.String()
+}
+
+// parseFileSize parses -C: millions of octets, or a k/m/g suffix for
+// powers of 1024 (tcpdump 4.99).
+func parseFileSize(s string) (int64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	mult := 1e6
+	switch s[len(s)-1] {
+	case 'k', 'K':
+		mult, s = 1<<10, s[:len(s)-1]
+	case 'm', 'M':
+		mult, s = 1<<20, s[:len(s)-1]
+	case 'g', 'G':
+		mult, s = 1<<30, s[:len(s)-1]
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("invalid file size %q", s)
+	}
+	return int64(v * mult), nil
+}
+
+// writerOptions builds the -w options for link type lt.
+func (l *liveFlags) writerOptions(lt layers.LinkType, snaplen int, iface string) (pcapwriter.Options, error) {
+	size, err := parseFileSize(l.fileSize)
+	if err != nil {
+		return pcapwriter.Options{}, err
+	}
+	o := pcapwriter.Options{
+		LinkType:    lt,
+		Snaplen:     snaplen,
+		Interface:   iface,
+		Nanoseconds: l.nano,
+		Application: "iwarpdump",
+		FileSize:    size,
+		Rotate:      time.Duration(l.rotate) * time.Second,
+		MaxFiles:    l.maxFiles,
+	}
+	if l.pcap {
+		o.Format = pcapwriter.Pcap
+	}
+	if l.write == "-" {
+		return o, errors.New("-w -: standard output carries the decoded records; write the capture to a file")
+	}
+	if l.write == "" && (size > 0 || l.rotate > 0 || l.maxFiles > 0) {
+		return o, errors.New("-C, -G and -W need -w")
+	}
+	if l.maxFiles < 0 || l.rotate < 0 {
+		return o, errors.New("-G and -W must not be negative")
+	}
+	return o, nil
+}
+
+// openLive opens the live source; nil and an exit code when it cannot, or
+// when there is nothing to capture (-D).
 func openLive(ctx context.Context, l *liveFlags, args []string, stderr io.Writer) (packetSource, int) {
-	fmt.Fprintf(stderr, "iwarpdump: live capture on %q is not available in this build yet\n", l.iface)
-	return nil, 2
+	if l.list {
+		ifs, err := live.Interfaces()
+		if err != nil {
+			fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
+			return nil, 2
+		}
+		// tcpdump -D writes to standard output.
+		for _, d := range ifs {
+			fmt.Fprintf(os.Stdout, "%d.%s", d.Index, d.Name)
+			if d.Description != "" {
+				fmt.Fprintf(os.Stdout, " (%s)", d.Description)
+			}
+			var fl []string
+			if d.Up {
+				fl = append(fl, "Up")
+			}
+			if d.Running {
+				fl = append(fl, "Running")
+			}
+			if d.Loopback {
+				fl = append(fl, "Loopback")
+			}
+			if len(fl) > 0 {
+				fmt.Fprintf(os.Stdout, " [%s]", strings.Join(fl, ", "))
+			}
+			fmt.Fprintln(os.Stdout)
+		}
+		return nil, 0
+	}
+	fail := func(err error) (packetSource, int) {
+		fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
+		return nil, 2
+	}
+	iface := l.iface
+	if n, err := strconv.Atoi(iface); err == nil {
+		ifs, _ := live.Interfaces()
+		if n < 1 || n > len(ifs) {
+			return fail(fmt.Errorf("interface number %d out of range (see -D)", n))
+		}
+		iface = ifs[n-1].Name
+	}
+	text, err := l.filterText(args)
+	if err != nil {
+		return fail(err)
+	}
+	if l.snaplen < 0 || l.bufferKiB < 0 {
+		return fail(errors.New("-s and -B must not be negative"))
+	}
+	opts := live.Options{
+		Interface:     iface,
+		Snaplen:       l.snaplen,
+		BufferSize:    l.bufferKiB << 10,
+		NoPromiscuous: l.noPromisc,
+	}
+	if l.bpfRaw {
+		if opts.Filter, err = l.program(text, 0, l.snaplen); err != nil {
+			return fail(err)
+		}
+	} else {
+		opts.FilterExpr = text
+	}
+	if _, err := l.writerOptions(0, 0, ""); err != nil {
+		return fail(err)
+	}
+	h, err := live.Open(opts)
+	if err != nil {
+		return fail(err)
+	}
+	if l.user != "" {
+		if err := dropPrivileges(l.user); err != nil {
+			h.Close()
+			return fail(fmt.Errorf("-Z %s: %v", l.user, err))
+		}
+	}
+	s := &liveSource{stderr: stderr, lineBuf: l.lineBuf, packetBuf: l.packetBuf, maxFiles: l.maxFiles}
+	if l.write != "" {
+		wo, _ := l.writerOptions(h.LinkType(), h.Snaplen(), h.Name())
+		w, err := pcapwriter.Create(l.write, wo)
+		if err != nil {
+			h.Close()
+			return fail(err)
+		}
+		s.w = w
+	}
+	sctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGHUP)
+	s.stop = stop
+	src, err := live.NewSource(sctx, h)
+	if err != nil {
+		stop()
+		h.Close()
+		return fail(err)
+	}
+	s.src = src
+	h.SetIdle(s.idle)
+	s.watchUSR1()
+	name, desc := linkTypeName(h.LinkType())
+	fmt.Fprintf(stderr, "iwarpdump: listening on %s, link-type %s (%s), snapshot length %d bytes\n", h.Name(), name, desc, h.Snaplen())
+	if h.FilterInUserSpace() {
+		fmt.Fprintln(stderr, "iwarpdump: the filter runs in user space (Linux strips VLAN tags before socket filters see packets)")
+	}
+	return s, 0
+}
+
+// liveSource is the live packet source run reads: it writes every packet
+// to the -w file before handing it on, flushes run's output when asked to,
+// and prints tcpdump's statistics when closed.
+type liveSource struct {
+	src       *live.Source
+	w         *pcapwriter.Writer
+	stderr    io.Writer
+	stop      func()
+	flush     func() error
+	lineBuf   bool
+	packetBuf bool
+	maxFiles  int
+	captured  atomic.Uint64
+	usr1      chan os.Signal
+	mu        sync.Mutex // serialises statistics output
+	closed    bool
+}
+
+// SetFlush gives the source the function that flushes run's buffered
+// output: called before each packet with -l, and when the capture is idle.
+func (s *liveSource) SetFlush(f func() error) { s.flush = f }
+
+func (s *liveSource) idle() {
+	if s.flush != nil {
+		_ = s.flush()
+	}
+	if s.w != nil {
+		_ = s.w.Flush()
+	}
+}
+
+func (s *liveSource) Next() (capture.Packet, error) {
+	if s.lineBuf && s.flush != nil {
+		_ = s.flush()
+	}
+	p, err := s.src.Next()
+	if err != nil {
+		return p, err
+	}
+	s.captured.Add(1)
+	if s.w != nil {
+		if err := s.w.WritePacket(p.TS, p.Data, p.WireLen); err != nil {
+			if errors.Is(err, pcapwriter.ErrFileLimit) {
+				fmt.Fprintf(s.stderr, "Maximum file limit reached: %d\n", s.maxFiles)
+				s.captured.Add(^uint64(0)) // not handed on
+				return capture.Packet{}, io.EOF
+			}
+			return p, fmt.Errorf("writing %s: %w", s.w.Name(), err)
+		}
+		if s.packetBuf {
+			_ = s.w.Flush()
+		}
+	}
+	return p, nil
+}
+
+// watchUSR1 prints the statistics on SIGUSR1, as tcpdump does.
+func (s *liveSource) watchUSR1() {
+	s.usr1 = make(chan os.Signal, 1)
+	signal.Notify(s.usr1, syscall.SIGUSR1)
+	go func() {
+		for range s.usr1 {
+			s.printStats()
+		}
+	}()
+}
+
+func plural(n uint64, one string) string {
+	if n == 1 {
+		return strconv.FormatUint(n, 10) + " packet " + one
+	}
+	return strconv.FormatUint(n, 10) + " packets " + one
+}
+
+// printStats prints tcpdump's three statistics lines.
+func (s *liveSource) printStats() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, err := s.src.Handle().Stats()
+	fmt.Fprintln(s.stderr, plural(s.captured.Load(), "captured"))
+	if err != nil {
+		fmt.Fprintf(s.stderr, "iwarpdump: statistics: %v\n", err)
+		return
+	}
+	fmt.Fprintln(s.stderr, plural(st.Received, "received by filter"))
+	fmt.Fprintln(s.stderr, plural(st.Dropped, "dropped by kernel"))
+}
+
+func (s *liveSource) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	signal.Stop(s.usr1)
+	close(s.usr1)
+	s.stop()
+	h := s.src.Handle()
+	h.Interrupt()
+	if err := h.Err(); err != nil {
+		fmt.Fprintf(s.stderr, "iwarpdump: %s: %v\n", h.Name(), strings.TrimPrefix(err.Error(), "live: "))
+	}
+	var werr error
+	if s.w != nil {
+		werr = s.w.Close()
+		if werr != nil {
+			fmt.Fprintf(s.stderr, "iwarpdump: writing %s: %v\n", s.w.Name(), werr)
+		}
+	}
+	s.printStats()
+	if err := s.src.Close(); err != nil {
+		return err
+	}
+	return werr
+}
+
+// compileFileFilter compiles a filter expression (the trailing arguments)
+// for packets read from files: the returned function reports whether a
+// frame of the given link type passes, compiling the program for each link
+// type on first use (a pcapng file may mix them) and rejecting the frames
+// of a link type the expression cannot be compiled for. A nil function
+// means no filter. The expression is checked against Ethernet at once, so
+// syntax errors come back here.
+func compileFileFilter(args []string) (func(data []byte, lt layers.LinkType) bool, error) {
+	return (&liveFlags{}).fileFilter(args)
+}
+
+// fileFilter is compileFileFilter honouring -F and --bpf-raw.
+func (l *liveFlags) fileFilter(args []string) (func(data []byte, lt layers.LinkType) bool, error) {
+	text, err := l.filterText(args)
+	if err != nil || strings.TrimSpace(text) == "" {
+		return nil, err
+	}
+	if l.bpfRaw {
+		p, err := bpf.ParseRaw(text)
+		if err != nil {
+			return nil, err
+		}
+		m, err := p.NewMatcher()
+		if err != nil {
+			return nil, err
+		}
+		return func(data []byte, _ layers.LinkType) bool { return m.Match(data) }, nil
+	}
+	if _, err := live.Compile(text, layers.LinkTypeEthernet, 0); err != nil {
+		return nil, err
+	}
+	matchers := map[layers.LinkType]*bpf.Matcher{}
+	return func(data []byte, lt layers.LinkType) bool {
+		m, ok := matchers[lt]
+		if !ok {
+			if p, err := live.Compile(text, lt, 0); err == nil {
+				m, _ = p.NewMatcher()
+			}
+			matchers[lt] = m
+		}
+		return m != nil && m.Match(data)
+	}, nil
+}
+
+// fileSource applies the filter and -w to a capture file being read (-r):
+// frames the filter rejects are skipped (keeping their frame numbers), the
+// others are written to the -w file (with the link type of interface 0).
+type fileSource struct {
+	src    *capture.Source
+	filter func([]byte, layers.LinkType) bool
+	w      *pcapwriter.Writer
+	maxW   int
+	stderr io.Writer
+}
+
+// wrapFile wraps a file source for -r with a trailing filter expression
+// (or -F, --bpf-raw) and -w: nil and an exit code on error.
+func (l *liveFlags) wrapFile(src *capture.Source, args []string, stderr io.Writer) (packetSource, int) {
+	f, err := l.fileFilter(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
+		return nil, 2
+	}
+	fsrc := &fileSource{src: src, filter: f, stderr: stderr, maxW: l.maxFiles}
+	if l.write != "" || l.fileSize != "" || l.rotate != 0 || l.maxFiles != 0 {
+		wo, err := l.writerOptions(src.LinkType(0), 0, "")
+		if err != nil {
+			fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
+			return nil, 2
+		}
+		w, err := pcapwriter.Create(l.write, wo)
+		if err != nil {
+			fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
+			return nil, 2
+		}
+		fsrc.w = w
+	}
+	return fsrc, 0
+}
+
+func (s *fileSource) Next() (capture.Packet, error) {
+	for {
+		p, err := s.src.Next()
+		if err != nil {
+			return p, err
+		}
+		if s.filter != nil && !s.filter(p.Data, s.src.LinkType(p.Interface)) {
+			continue
+		}
+		if s.w != nil {
+			if err := s.w.WritePacket(p.TS, p.Data, p.WireLen); err != nil {
+				if errors.Is(err, pcapwriter.ErrFileLimit) {
+					fmt.Fprintf(s.stderr, "Maximum file limit reached: %d\n", s.maxW)
+					return capture.Packet{}, io.EOF
+				}
+				return p, fmt.Errorf("writing %s: %w", s.w.Name(), err)
+			}
+		}
+		return p, nil
+	}
+}
+
+func (s *fileSource) Close() error {
+	var werr error
+	if s.w != nil {
+		werr = s.w.Close()
+	}
+	if err := s.src.Close(); err != nil {
+		return err
+	}
+	return werr
 }
