@@ -22,7 +22,7 @@ var (
 func benchCapture(b *testing.B) []byte {
 	benchOnce.Do(func() {
 		var buf bytes.Buffer
-		if err := synth.WriteLarge(&buf, io.Discard, 64<<20, 1); err != nil {
+		if err := synth.WritePerf(&buf, 64<<20, 1); err != nil {
 			b.Fatal(err)
 		}
 		benchPcap = buf.Bytes()

@@ -64,6 +64,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "%-22s %s\n", n, synth.Describe(n))
 		}
 		fmt.Fprintf(stdout, "%-22s %s\n", largeName, "one long connection streamed in constant memory (-size)")
+		fmt.Fprintf(stdout, "%-22s %s\n", "perf", "issue 6 workload: 8 connections, markers in half, CRC on, 0 B-256 KiB messages, MSS 1460 (-size, default 512M)")
 		return 0
 	case *all != "":
 		if err := writeAll(*all, *seed); err != nil {
@@ -72,12 +73,36 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	if *size != "" && *name == "" {
+	if *size != "" && *name == "" && *name != "perf" {
 		*name = largeName
 	}
 	if *name == "" || *out == "" {
 		fs.Usage()
 		return 2
+	}
+	if *name == "perf" {
+		n := int64(512 << 20)
+		if *size != "" {
+			var err error
+			if n, err = parseSize(*size); err != nil {
+				fmt.Fprintf(stderr, "iwarpsynth: -size: %v\n", err)
+				return 2
+			}
+		}
+		f, err := os.Create(*out)
+		if err != nil {
+			fmt.Fprintf(stderr, "iwarpsynth: %v\n", err)
+			return 1
+		}
+		err = synth.WritePerf(ctxWriter{ctx, f}, n, *seed)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "iwarpsynth: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 	if *name == largeName {
 		n := int64(defaultLargeSize)
