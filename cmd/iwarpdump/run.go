@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"os"
 	"strings"
 
@@ -141,7 +142,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fsrc, err := capture.Open(*file)
 		if err != nil {
 			fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
-			return 2
+			var pe *iofs.PathError
+			if errors.As(err, &pe) {
+				return 2 // missing or unreadable: a usage error
+			}
+			// Readable but not a capture we can decode (bad magic,
+			// unknown link type, header cut short): a damaged file,
+			// with nothing decodable in it (issue 11's exit codes).
+			if *strict {
+				return 3
+			}
+			return 0
 		}
 		src = fsrc
 	}

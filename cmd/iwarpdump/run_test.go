@@ -53,12 +53,20 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+// TestNotACapture: a readable file that is not a capture is a damaged file
+// (issue 11): a message naming the file, exit 0, or 3 under --strict.
 func TestNotACapture(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "x.pcap")
 	os.WriteFile(p, []byte("this is not a capture file at all"), 0o644)
 	code, _, stderr := runCmd(t, nil, "-r", p)
-	if code != 2 || !strings.Contains(stderr, p) {
+	if code != 0 || !strings.Contains(stderr, p) || !strings.Contains(stderr, "not a pcap or pcapng file") {
 		t.Errorf("exit %d stderr %q", code, stderr)
+	}
+	if code, _, _ := runCmd(t, nil, "-r", p, "--strict"); code != 3 {
+		t.Errorf("--strict: exit %d, want 3", code)
+	}
+	if code, _, _ := runCmd(t, nil, "-r", t.TempDir()); code != 2 {
+		t.Errorf("a directory: exit %d, want 2", code)
 	}
 }
 
