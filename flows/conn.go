@@ -2,6 +2,7 @@ package flows
 
 import (
 	"net/netip"
+	"strconv"
 	"time"
 
 	"github.com/iwarpkit/iwarpkit/capture"
@@ -49,9 +50,6 @@ type conn struct {
 	findingsByCode map[string]int
 	force          *Force
 }
-
-// maxFindingsPerCode rate-limits repeated findings on one connection.
-const maxFindingsPerCode = 100
 
 // onceCodes are findings that state a fact of the connection rather than of
 // one FPDU: reported on the first FPDU only.
@@ -167,7 +165,7 @@ func (c *conn) finding(rec *Record, sev dissect.Severity, code, msg, ref string,
 	if n >= 1 && onceCodes[code] {
 		return
 	}
-	if n >= maxFindingsPerCode {
+	if n >= c.d.opts.MaxFindingsPerCode {
 		c.suppressed++
 		return
 	}
@@ -301,7 +299,8 @@ func (c *conn) summarise() {
 	iv := c.interopVerdict()
 	if c.suppressed > 0 {
 		c.finding(nil, dissect.SeverityNote, "cap.findings_suppressed",
-			"further findings of the same kind on this connection were not reported", "", c.lastFrame)
+			strconv.Itoa(c.suppressed)+" further findings were not reported (more than "+
+				strconv.Itoa(c.d.opts.MaxFindingsPerCode)+" of one code on this connection)", "", c.lastFrame)
 	}
 	s := &ConnSummary{
 		A:          c.a,

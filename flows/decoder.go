@@ -26,6 +26,10 @@ type Options struct {
 	// MaxMessages caps the RDMA messages being gathered per direction.
 	// Default 4096.
 	MaxMessages int
+	// MaxFindingsPerCode caps how many findings of one code a connection
+	// reports; the rest are counted in a cap.findings_suppressed finding.
+	// Default 100.
+	MaxFindingsPerCode int
 	// Payload, when set, is called for every FPDU whose DDP segment was
 	// decoded, with the ULP payload octets (after the DDP and RDMAP
 	// headers). payload is only valid during the call; r is the record
@@ -45,6 +49,9 @@ func (o *Options) fill() {
 	}
 	if o.MaxMessages <= 0 {
 		o.MaxMessages = 4096
+	}
+	if o.MaxFindingsPerCode <= 0 {
+		o.MaxFindingsPerCode = 100
 	}
 }
 

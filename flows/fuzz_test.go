@@ -12,7 +12,18 @@ import (
 	"github.com/iwarpkit/iwarpkit/capture"
 	"github.com/iwarpkit/iwarpkit/flows"
 	"github.com/iwarpkit/iwarpkit/format"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
+
+// compileTestSchema compiles docs/jsonl.schema.json.
+func compileTestSchema(t testing.TB) *jsonschema.Schema {
+	t.Helper()
+	sch, err := jsonschema.NewCompiler().Compile("../docs/jsonl.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sch
+}
 
 // decodeBytes runs the whole pipeline over a capture file's bytes and renders
 // every record as JSON, checking that each line is valid JSON.
@@ -70,6 +81,7 @@ func FuzzTCPPayload(f *testing.F) {
 			base[uint64(r.FPDU.Seq)<<8|uint64(r.Conn)] = r.FPDU
 		}
 	}
+	schema := compileTestSchema(f)
 	f.Add(uint8(7), uint16(0), []byte{0xff})
 	f.Add(uint8(3), uint16(16), []byte{0x30})
 	f.Add(uint8(9), uint16(2), []byte{0, 0, 0, 0})
@@ -92,8 +104,12 @@ func FuzzTCPPayload(f *testing.F) {
 		mf := mut[i].Frame
 		for _, r := range decodePackets(mut) {
 			js := format.AppendJSON(nil, format.Fields(r))
-			if !json.Valid(js) {
+			v, err := jsonschema.UnmarshalJSON(bytes.NewReader(js))
+			if err != nil {
 				t.Fatalf("invalid JSON: %s", js)
+			}
+			if err := schema.Validate(v); err != nil {
+				t.Fatalf("record breaks the v1 schema: %v\n%s", err, js)
 			}
 			if r.Type != flows.RecFPDU || r.FPDU.Frames[len(r.FPDU.Frames)-1] >= mf {
 				continue

@@ -121,12 +121,18 @@ func (d *direction) resync(final bool) bool {
 	if d.markers && d.originKnown {
 		return d.resyncMarkers(final)
 	}
-	if !d.originKnown && !d.noMarkerPhase && (!d.markersKnown || d.markersNeg) {
-		locked, wait := d.findMarkerPhase(final)
-		if locked {
-			return true
+	if !d.originKnown && (!d.markersKnown || d.markersNeg) {
+		if !d.noMarkerPhase {
+			locked, wait := d.findMarkerPhase(final)
+			if locked {
+				return true
+			}
+			if wait {
+				return false
+			}
 		}
-		if wait || (d.markersForced && d.markersNeg) {
+		if d.markersForced && d.markersNeg {
+			// Markers were forced: never fall back to a marker-free lock.
 			return false
 		}
 	}
@@ -198,7 +204,10 @@ func (d *direction) confirmAt(s uint64, mk bool, g markers.Grid) bool {
 	if !ok {
 		return false
 	}
-	if crcOK {
+	// A CRC32c that validates proves the framing, and proves a marker
+	// hypothesis only when the CRC covered a grid point (RFC 5044 §4.1: the
+	// CRC covers the markers inside the FPDU).
+	if crcOK && (!mk || g.Count(s, s+uint64(wire)-mpa.CRCLen) > 0) {
 		if !d.crcKnown {
 			d.crc, d.crcKnown = true, true
 		}
@@ -298,7 +307,32 @@ func (d *direction) resyncChain(final bool) bool {
 		}
 	}
 	checkCRC := !d.crcKnown || d.crc
+	tryLeading := !d.originKnown && (!d.markersKnown || d.markersNeg) && checkCRC
 	for ; p+mpa.MinFPDULen <= d.bufOff+uint64(len(b)); p += step {
+		// A marker stream whose FPDUs are short holds few markers, and
+		// an FPDU that starts with a marker (FPDUPTR 0) looks like a
+		// marker-free FPDU after four zero octets. The CRC tells them
+		// apart: it covers the leading marker (RFC 5044 §4.1), so it
+		// validates only when the FPDU is framed with it.
+		if i := int(p - d.bufOff); tryLeading && i+8 <= len(b) && binary.BigEndian.Uint32(b[i:]) == 0 {
+			g := markers.Grid{Origin: p}
+			if ok, _, crcOK, _ := d.candidateAt(p, true, g, true); ok && crcOK {
+				d.consume(i)
+				d.crc, d.crcKnown = true, true
+				d.markers, d.grid, d.origin, d.originKnown = true, g, p, true
+				wasMid := !d.everLock && d.midstream
+				d.mode = modeFPDU
+				d.everLock = true
+				if wasMid {
+					d.c.midstream = true
+				}
+				d.c.finding(nil, dissect.SeverityNote, "mpa.midstream_lock",
+					"no MPA handshake captured in this direction: FPDU framing locked at seq "+strconv.FormatUint(uint64(d.seqOf(p)), 10)+
+						" on a CRC32c that validates with a leading marker (FPDUPTR 0); CRC on, markers on (grid phase "+
+						strconv.FormatUint(p%markers.Interval, 10)+" of 512)", "RFC 5044 §4.1, §5.1", d.firstFrame(p))
+				return true
+			}
+		}
 		ok, wire, crcOK, need := d.candidateAt(p, false, markers.Grid{}, checkCRC)
 		if need {
 			if final {
@@ -334,8 +368,10 @@ func (d *direction) resyncChain(final bool) bool {
 				d.dropScanned(p)
 				return d.bufOff != start0
 			}
+			// At the end of the capture a shorter chain that ends exactly
+			// at the last octet is accepted, but never a single header.
 			endOfData := q == d.bufOff+uint64(len(b))
-			confirmed = chain >= chainLen || (final && endOfData && chain >= 1)
+			confirmed = chain >= chainLen || (final && endOfData && chain >= 2)
 			evidence = strconv.Itoa(chain) + " consecutive consistent FPDU headers (lower confidence: no CRC)"
 		}
 		if !confirmed {
