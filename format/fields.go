@@ -31,7 +31,12 @@ func addr(r *flows.Record) (string, string) {
 // Fields returns a record's values in schema order, named as in the field
 // registry and JSONL.md.
 func Fields(r *flows.Record) []KV {
-	out := make([]KV, 0, 32)
+	return AppendFields(make([]KV, 0, 32), r)
+}
+
+// AppendFields is Fields appending to dst, so that a caller rendering many
+// records reuses one slice.
+func AppendFields(out []KV, r *flows.Record) []KV {
 	out = append(out, kvu("v", SchemaVersion), kvs("type", r.Type.String()), kvu("frame", r.Frame),
 		kvs("ts", Timestamp(r.TS)), kvu("conn", uint64(r.Conn)))
 	switch r.Type {

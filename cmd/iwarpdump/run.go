@@ -160,6 +160,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	var buf []byte
+	var kvs []format.KV
 	topts := format.TextOptions{Quiet: *quiet, Verbose: *verbose, Hex: *hexdump}
 	emit := func(r *flows.Record) {
 		if coll != nil {
@@ -170,7 +171,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		buf = buf[:0]
 		if jsonl {
-			buf = format.AppendJSON(buf, format.Fields(r))
+			kvs = format.AppendFields(kvs[:0], r)
+			buf = format.AppendJSON(buf, kvs)
 			buf = append(buf, '\n')
 		} else {
 			buf = format.AppendText(buf, r, topts)
