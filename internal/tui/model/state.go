@@ -1,0 +1,439 @@
+package model
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/iwarpkit/iwarpkit/flows"
+)
+
+// Screen is what fills the terminal.
+type Screen uint8
+
+// Screens.
+const (
+	ScreenMain     Screen = iota // list, detail tree and hex
+	ScreenConns                  // the connection table
+	ScreenFindings               // the findings
+	ScreenLadder                 // one connection's RDMA messages
+)
+
+// Focus is the pane of the main screen that takes keys.
+type Focus uint8
+
+// Panes.
+const (
+	FocusList Focus = iota
+	FocusTree
+	FocusHex
+)
+
+// FrameReader reads frames of the capture again, for the hex pane
+// (source.Frames implements it).
+type FrameReader interface {
+	ReadAll(frames []uint64) ([]RawFrame, error)
+}
+
+// State is everything iwarptui shows, and the actions on it. It is used
+// from one goroutine; only the Index is filled from another.
+type State struct {
+	Name    string // the capture's name, for the title
+	X       *Index
+	List    *List
+	Tree    *Tree
+	Frames  FrameReader // nil: no octets for the hex pane
+	Compile Compiler    // nil: display filters are not available
+
+	Screen Screen
+	Focus  Focus
+	Help   bool // the help screen is up
+
+	FilterErr  *FilterError // the last filter that did not compile
+	FilterText string       // its text (the bar keeps it for editing)
+	Message    string       // a one-off message for the status line
+
+	ConnSel    int
+	FindSel    int
+	Ladder     *List
+	LadderConn int
+
+	detailRec int
+	layout    *Layout
+	raw       []RawFrame
+	rawErr    error
+	Hex       []HexLine
+}
+
+// NewState returns the state of a browser over x.
+func NewState(name string, x *Index, frames FrameReader, compile Compiler) *State {
+	return &State{Name: name, X: x, List: NewList(x), Tree: NewTree(), Frames: frames, Compile: compile,
+		detailRec: -1, LadderConn: -1}
+}
+
+// Sync brings the lists up to date with the index (see List.Sync) and the
+// detail panes with the selection. It reports whether nothing is left to
+// do before the deadline (zero: none).
+func (s *State) Sync(deadline time.Time) bool {
+	done := s.List.Sync(deadline)
+	if s.Ladder != nil {
+		done = s.Ladder.Sync(deadline) && done
+	}
+	s.refreshDetail()
+	return done && s.X.Progress().Done
+}
+
+// Layout returns the octet layout of the record in the detail panes.
+func (s *State) Layout() *Layout { return s.layout }
+
+// DetailRecord returns the record index shown in the detail panes, or -1.
+func (s *State) DetailRecord() int { return s.detailRec }
+
+// refreshDetail shows the selected record in the tree and hex panes when
+// it changed.
+func (s *State) refreshDetail() {
+	rec := s.List.SelectedRecord()
+	if rec == s.detailRec {
+		return
+	}
+	s.detailRec = rec
+	s.layout, s.raw, s.rawErr = nil, nil, nil
+	if rec < 0 {
+		s.Tree.SetRecord(nil)
+		s.Hex = nil
+		return
+	}
+	r := s.X.Record(rec)
+	s.Tree.SetRecord(r)
+	s.layout = NewLayout(r)
+	if fs := framesOf(r); len(fs) > 0 && s.Frames != nil {
+		s.raw, s.rawErr = s.Frames.ReadAll(fs)
+	}
+	s.rebuildHex()
+}
+
+// framesOf lists the frames whose octets the hex pane shows for r.
+func framesOf(r *flows.Record) []uint64 {
+	switch {
+	case r.Type == flows.RecFPDU && r.FPDU != nil:
+		return r.FPDU.Frames
+	case r.Type == flows.RecMPA && r.MPA != nil:
+		return r.MPA.Frames
+	case r.Type == flows.RecFinding && r.Finding != nil:
+		if len(r.Finding.Frames) > 0 {
+			return r.Finding.Frames[:min(len(r.Finding.Frames), 4)]
+		}
+		return []uint64{r.Frame}
+	}
+	return nil
+}
+
+// HexNote says why the hex pane is empty or incomplete ("" when it is not).
+func (s *State) HexNote() string {
+	rec := s.detailRec
+	if rec < 0 {
+		return ""
+	}
+	r := s.X.Record(rec)
+	switch {
+	case r.Type == flows.RecMessage && r.Message != nil:
+		return "an RDMA message has no octets of its own: its segments are the FPDUs of frames " +
+			strconv.FormatUint(r.Message.FirstFrame, 10) + "-" + strconv.FormatUint(r.Message.LastFrame, 10)
+	case r.Type == flows.RecConn:
+		return "a connection summary has no octets of its own"
+	case s.Frames == nil:
+		return "octets not available"
+	case s.rawErr != nil:
+		return "octets not available: " + s.rawErr.Error()
+	}
+	return ""
+}
+
+func (s *State) rebuildHex() {
+	var hi []Span
+	if n := s.Tree.Current(); n != nil && s.layout != nil {
+		hi = s.layout.Spans(n.Path)
+	}
+	if s.layout == nil && len(s.raw) == 0 {
+		s.Hex = nil
+		return
+	}
+	s.Hex = BuildHex(s.layout, s.raw, hi)
+}
+
+// Highlight returns the octets of the current tree node.
+func (s *State) Highlight() []Span {
+	if n := s.Tree.Current(); n != nil && s.layout != nil {
+		return s.layout.Spans(n.Path)
+	}
+	return nil
+}
+
+// MoveList moves the list selection by delta rows.
+func (s *State) MoveList(delta int) { s.List.Move(delta); s.refreshDetail() }
+
+// SelectRow selects list row i (a mouse click).
+func (s *State) SelectRow(i int) { s.List.Select(i); s.refreshDetail() }
+
+// ListHome and ListEnd select the first and last rows.
+func (s *State) ListHome() { s.List.Select(0); s.refreshDetail() }
+
+// ListEnd selects the last row.
+func (s *State) ListEnd() { s.List.Select(s.List.Len() - 1); s.refreshDetail() }
+
+// TreeMove moves the current tree node by delta lines.
+func (s *State) TreeMove(delta int) { s.Tree.Move(delta); s.rebuildHex() }
+
+// TreeSelect makes the node at path current (a mouse click).
+func (s *State) TreeSelect(path string) { s.Tree.SetCurrent(path); s.rebuildHex() }
+
+// TreeExpand expands the current node.
+func (s *State) TreeExpand() { s.Tree.Expand() }
+
+// TreeCollapse collapses the current node or goes to its parent.
+func (s *State) TreeCollapse() { s.Tree.Collapse(); s.rebuildHex() }
+
+// TreeToggle expands or collapses the current node.
+func (s *State) TreeToggle() { s.Tree.Toggle() }
+
+// TreeExpandAll expands every node.
+func (s *State) TreeExpandAll() { s.Tree.ExpandAll() }
+
+// CycleFocus moves the focus to the next (or previous) pane.
+func (s *State) CycleFocus(back bool) {
+	if back {
+		s.Focus = (s.Focus + 2) % 3
+	} else {
+		s.Focus = (s.Focus + 1) % 3
+	}
+}
+
+// ApplyFilter compiles expr and applies it to the list; an empty expr
+// removes the filter. It reports whether the filter compiled; when not,
+// FilterErr says where the problem is and the list keeps its filter.
+func (s *State) ApplyFilter(expr string) bool {
+	expr = strings.TrimSpace(expr)
+	s.FilterText = expr
+	s.FilterErr = nil
+	if expr == "" {
+		s.List.SetFilter("", nil)
+		s.Message = "filter cleared"
+		return true
+	}
+	if s.Compile == nil {
+		s.FilterErr = &FilterError{Pos: 0, Msg: "display filters are not available"}
+		return false
+	}
+	m, err := s.Compile(expr)
+	if err != nil {
+		fe, ok := err.(*FilterError)
+		if !ok {
+			fe = &FilterError{Pos: 0, Msg: err.Error()}
+		}
+		s.FilterErr = fe
+		s.Message = ""
+		return false
+	}
+	s.List.SetFilter(expr, m)
+	s.Message = ""
+	return true
+}
+
+// ShowScreen switches to a screen.
+func (s *State) ShowScreen(sc Screen) {
+	s.Screen = sc
+	s.Help = false
+	if sc == ScreenConns {
+		s.ConnSel = min(max(s.ConnSel, 0), max(len(s.X.Conns())-1, 0))
+	}
+	if sc == ScreenFindings {
+		s.FindSel = min(max(s.FindSel, 0), max(s.X.NumFindings()-1, 0))
+	}
+}
+
+// ChooseConn restricts the list to the connection selected in the
+// connection table and goes back to the main screen.
+func (s *State) ChooseConn() {
+	cs := s.X.Conns()
+	if s.ConnSel < 0 || s.ConnSel >= len(cs) {
+		return
+	}
+	s.List.SetConn(cs[s.ConnSel].ID)
+	s.Screen = ScreenMain
+	s.Message = "showing connection " + strconv.Itoa(cs[s.ConnSel].ID) + " only (x: all connections)"
+}
+
+// ClearConn shows every connection again.
+func (s *State) ClearConn() {
+	if s.List.Conn() >= 0 {
+		s.List.SetConn(-1)
+		s.Message = "showing all connections"
+	}
+}
+
+// Follow opens the ladder of RDMA messages of connection c.
+func (s *State) Follow(c int) {
+	if c < 0 {
+		return
+	}
+	if s.Ladder == nil || s.LadderConn != c {
+		s.Ladder = NewLadder(s.X, c)
+		s.LadderConn = c
+		s.Ladder.Sync(time.Time{})
+	}
+	s.Screen = ScreenLadder
+}
+
+// FollowSelected follows the connection of the selected record (main
+// screen) or of the selected row of the connection table.
+func (s *State) FollowSelected() {
+	switch s.Screen {
+	case ScreenConns:
+		if cs := s.X.Conns(); s.ConnSel >= 0 && s.ConnSel < len(cs) {
+			s.Follow(cs[s.ConnSel].ID)
+		}
+	default:
+		switch rec := s.List.SelectedRecord(); {
+		case rec >= 0:
+			s.Follow(int(s.X.Entry(rec).Conn))
+		case s.List.Conn() >= 0:
+			s.Follow(s.List.Conn())
+		case len(s.X.Conns()) == 1:
+			s.Follow(0)
+		default:
+			s.Message = "select a record of the connection to follow"
+		}
+	}
+}
+
+// JumpToRecord shows record rec selected in the main list. When the list's
+// filters hide it, the nearest following row is selected and the status
+// line says so.
+func (s *State) JumpToRecord(rec int) {
+	s.Screen = ScreenMain
+	s.Focus = FocusList
+	e := s.X.Entry(rec)
+	if s.List.SelectRecord(rec) {
+		s.Message = "frame " + strconv.FormatUint(e.Frame, 10)
+	} else {
+		s.Message = "frame " + strconv.FormatUint(e.Frame, 10) + "'s record is not in the list (filtered out): the next row is selected"
+	}
+	s.refreshDetail()
+}
+
+// JumpToFinding jumps to the record of the selected finding.
+func (s *State) JumpToFinding() {
+	if s.FindSel < 0 || s.FindSel >= s.X.NumFindings() {
+		return
+	}
+	ref := s.X.Finding(s.FindSel)
+	s.JumpToRecord(ref.Rec)
+}
+
+// JumpFromLadder jumps to the message selected in the ladder.
+func (s *State) JumpFromLadder() {
+	if s.Ladder == nil {
+		return
+	}
+	if rec := s.Ladder.SelectedRecord(); rec >= 0 {
+		// A message of one segment is not listed: go to its FPDU, the
+		// first listed record of its frame on the connection.
+		if s.X.Entry(rec).Flags&FlagListed == 0 {
+			r := s.X.Record(rec)
+			if alt := s.X.FirstAtFrame(r.Message.FirstFrame); alt < s.X.Len() {
+				rec = alt
+			}
+		}
+		s.JumpToRecord(rec)
+	}
+}
+
+// GotoFrame selects the first row of frame f.
+func (s *State) GotoFrame(f uint64) {
+	s.Screen = ScreenMain
+	if s.List.GotoFrame(f) {
+		s.Message = "frame " + strconv.FormatUint(f, 10)
+	} else {
+		s.Message = "no row for frame " + strconv.FormatUint(f, 10) + ": the next one is selected"
+	}
+	s.refreshDetail()
+}
+
+// Search looks for text in the list's rows, forwards or backwards.
+func (s *State) Search(text string, forward bool) {
+	s.List.Search(text, forward)
+	s.List.Sync(time.Time{})
+	s.searchMessage()
+	s.refreshDetail()
+}
+
+// SearchNext repeats the last search.
+func (s *State) SearchNext(forward bool) {
+	if t := s.List.SearchText(); t != "" {
+		s.Search(t, forward)
+	} else {
+		s.Message = "no search yet (s to search)"
+	}
+}
+
+func (s *State) searchMessage() {
+	running, found := s.List.SearchResult()
+	switch {
+	case running:
+		s.Message = "searching…"
+	case found:
+		s.Message = "found \"" + Safe(s.List.SearchText()) + "\""
+	default:
+		s.Message = "\"" + Safe(s.List.SearchText()) + "\" not found"
+	}
+}
+
+// Title returns the title line: program, capture, counts and indexing
+// progress.
+func (s *State) Title() string {
+	p := s.X.Progress()
+	t := "iwarptui  " + Safe(s.Name) + "  " + strconv.FormatUint(p.Frames, 10) + " frames, " +
+		strconv.Itoa(s.X.Len()) + " records"
+	if !p.Done {
+		t += "  indexing"
+	}
+	return t
+}
+
+// StatusLine returns the status line: the selection, the filters, the
+// message of the last action and a reminder of the help key.
+func (s *State) StatusLine() string {
+	var b strings.Builder
+	switch s.Screen {
+	case ScreenConns:
+		b.WriteString("connections: " + strconv.Itoa(len(s.X.Conns())))
+	case ScreenFindings:
+		b.WriteString("findings: " + strconv.Itoa(s.X.NumFindings()))
+	case ScreenLadder:
+		b.WriteString("ladder of conn " + strconv.Itoa(s.LadderConn))
+		if s.Ladder != nil {
+			b.WriteString(": " + strconv.Itoa(s.Ladder.Len()) + " messages")
+		}
+	default:
+		l := s.List
+		b.WriteString("row " + strconv.Itoa(l.Selected()+1) + "/" + strconv.Itoa(l.Len()))
+		if rec := l.SelectedRecord(); rec >= 0 {
+			e := s.X.Entry(rec)
+			b.WriteString(" · frame " + strconv.FormatUint(e.Frame, 10) + " · conn " + strconv.Itoa(int(e.Conn)))
+		}
+		if l.Conn() >= 0 {
+			b.WriteString(" · only conn " + strconv.Itoa(l.Conn()))
+		}
+		if l.Filter() != "" {
+			b.WriteString(" · filtered")
+			if l.Pending() {
+				b.WriteString(" " + strconv.Itoa(l.Scanned()*100/max(s.X.Len(), 1)) + "%")
+			}
+		}
+	}
+	if s.Message != "" {
+		b.WriteString(" │ " + s.Message)
+	}
+	b.WriteString(" │ ? help")
+	return b.String()
+}

@@ -1,0 +1,651 @@
+package view
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gdamore/tcell/v2"
+	"github.com/rivo/tview"
+
+	"github.com/iwarpkit/iwarpkit/flows"
+	"github.com/iwarpkit/iwarpkit/internal/tui/model"
+)
+
+// Input modes: what the line editor at the top or bottom is for.
+const (
+	EditNone   = ""
+	EditFilter = "filter"
+	EditGoto   = "goto"
+	EditSearch = "search"
+)
+
+// hexWidth is the hex pane's width: a 4-digit offset, 16 octets in two
+// groups, their ASCII, and the border.
+const hexWidth = 4 + 2 + 16*3 + 1 + 1 + 16 + 2
+
+// View is the set of primitives iwarptui draws and the model state they
+// show.
+type View struct {
+	St  *model.State
+	App *tview.Application
+
+	Root      *tview.Pages // "app", and "help" over it
+	frame     *tview.Flex
+	Content   *tview.Pages // "main", "conns", "findings", "ladder"
+	main      *tview.Flex
+	Title     *tview.TextView
+	Prog      *tview.TextView
+	Filter    *tview.InputField
+	FilterMsg *tview.TextView
+	List      *tview.Table
+	detail    *tview.Flex
+	Tree      *tview.TreeView
+	Desc      *tview.TextView
+	Hex       *tview.TextView
+	Bottom    *tview.Pages // "status" or "prompt"
+	Status    *tview.TextView
+	Prompt    *tview.InputField
+	Conns     *tview.Table
+	Findings  *tview.Table
+	Ladder    *tview.Table
+	Help      *tview.TextView
+
+	// Editing is the line editor in use (EditFilter, EditGoto,
+	// EditSearch) or EditNone.
+	Editing string
+
+	hexKey     string
+	filterRows int
+	conns      []model.ConnInfo
+}
+
+// New builds the primitives for st on app.
+func New(app *tview.Application, st *model.State) *View {
+	v := &View{St: st, App: app}
+	v.Title = tview.NewTextView().SetDynamicColors(true)
+	v.Prog = tview.NewTextView().SetDynamicColors(true).SetTextAlign(tview.AlignRight)
+	top := tview.NewFlex().AddItem(v.Title, 0, 1, false).AddItem(v.Prog, 36, 0, false)
+
+	v.Filter = tview.NewInputField().SetLabel("Filter: ").SetPlaceholder("display filter (/ to edit), e.g. rdmap.opcode == 1 || mpa.crc_status == \"bad\"")
+	v.Filter.SetFieldBackgroundColor(tcell.ColorBlack).SetLabelColor(tcell.ColorSilver).
+		SetPlaceholderStyle(tcell.StyleDefault.Foreground(tcell.ColorGray).Background(tcell.ColorBlack)).SetFieldTextColor(tcell.ColorWhite)
+	v.FilterMsg = tview.NewTextView().SetDynamicColors(true)
+
+	v.List = tview.NewTable().SetFixed(1, 0).SetSelectable(true, false).SetContent(&listContent{v: v})
+
+	v.Tree = tview.NewTreeView().SetTopLevel(1).SetGraphicsColor(tcell.ColorGray)
+	v.Tree.SetBorder(true).SetTitle(" Detail ").SetTitleAlign(tview.AlignLeft)
+	v.Desc = tview.NewTextView().SetDynamicColors(true)
+	v.Hex = tview.NewTextView().SetDynamicColors(true).SetWrap(false)
+	v.Hex.SetBorder(true).SetTitle(" Octets ").SetTitleAlign(tview.AlignLeft)
+	left := tview.NewFlex().SetDirection(tview.FlexRow).AddItem(v.Tree, 0, 1, false).AddItem(v.Desc, 1, 0, false)
+	v.detail = tview.NewFlex().AddItem(left, 0, 1, false).AddItem(v.Hex, hexWidth, 0, false)
+
+	v.main = tview.NewFlex().SetDirection(tview.FlexRow).
+		AddItem(v.Filter, 1, 0, false).
+		AddItem(v.FilterMsg, 0, 0, false).
+		AddItem(v.List, 0, 5, true).
+		AddItem(v.detail, 0, 6, false)
+
+	v.Conns = tview.NewTable().SetFixed(1, 0).SetSelectable(true, false).SetContent(&connContent{v: v})
+	v.Findings = tview.NewTable().SetFixed(1, 0).SetSelectable(true, false).SetContent(&findingContent{v: v})
+	v.Ladder = tview.NewTable().SetFixed(1, 0).SetSelectable(true, false).SetContent(&ladderContent{v: v})
+	boxed := func(t *tview.Table, title string) *tview.Table {
+		t.SetBorder(true).SetTitle(title).SetTitleAlign(tview.AlignLeft)
+		return t
+	}
+	v.Content = tview.NewPages().
+		AddPage("main", v.main, true, true).
+		AddPage("conns", boxed(v.Conns, " Connections (Enter: show only this one, f: follow, Esc: back) "), true, false).
+		AddPage("findings", boxed(v.Findings, " Findings (Enter: go to the frame, Esc: back) "), true, false).
+		AddPage("ladder", boxed(v.Ladder, " Ladder "), true, false)
+
+	v.Status = tview.NewTextView().SetDynamicColors(true)
+	v.Prompt = tview.NewInputField().SetFieldBackgroundColor(tcell.ColorBlack).SetLabelColor(tcell.ColorYellow)
+	v.Bottom = tview.NewPages().AddPage("status", v.Status, true, true).AddPage("prompt", v.Prompt, true, false)
+
+	v.frame = tview.NewFlex().SetDirection(tview.FlexRow).
+		AddItem(top, 1, 0, false).
+		AddItem(v.Content, 0, 1, true).
+		AddItem(v.Bottom, 1, 0, false)
+
+	v.Help = tview.NewTextView().SetDynamicColors(true)
+	v.Help.SetBorder(true).SetTitle(" iwarptui keys (? or Esc to close) ").SetTitleAlign(tview.AlignLeft)
+	helpBox := tview.NewFlex().
+		AddItem(nil, 0, 1, false).
+		AddItem(tview.NewFlex().SetDirection(tview.FlexRow).
+			AddItem(nil, 0, 1, false).AddItem(v.Help, 0, 30, true).AddItem(nil, 0, 1, false), 0, 30, true).
+		AddItem(nil, 0, 1, false)
+	v.Root = tview.NewPages().AddPage("app", v.frame, true, true).AddPage("help", helpBox, true, false)
+	return v
+}
+
+// SetHelp sets the text of the help screen.
+func (v *View) SetHelp(text string) { v.Help.SetText(text) }
+
+// Table returns the table of the current screen (the record list on the
+// main screen).
+func (v *View) Table() *tview.Table {
+	switch v.St.Screen {
+	case model.ScreenConns:
+		return v.Conns
+	case model.ScreenFindings:
+		return v.Findings
+	case model.ScreenLadder:
+		return v.Ladder
+	}
+	return v.List
+}
+
+// PageRows returns how many rows of the current screen's table are on
+// screen, for PgUp and PgDn.
+func (v *View) PageRows() int {
+	_, _, _, h := v.Table().GetInnerRect()
+	return max(h-2, 1)
+}
+
+// Render copies the state into the primitives.
+func (v *View) Render() {
+	st := v.St
+	v.Title.SetText("[::b]" + tview.Escape(st.Title()))
+	v.Prog.SetText(progressBar(st.X.Progress(), 20))
+	v.renderFilter()
+	v.renderList()
+	v.renderTree()
+	v.renderHex()
+	v.Status.SetText(tview.Escape(st.StatusLine()))
+
+	page := "main"
+	switch st.Screen {
+	case model.ScreenConns:
+		page = "conns"
+		v.conns = st.X.Conns()
+		v.Conns.Select(st.ConnSel+1, 0)
+	case model.ScreenFindings:
+		page = "findings"
+		v.Findings.Select(st.FindSel+1, 0)
+	case model.ScreenLadder:
+		page = "ladder"
+		v.Ladder.SetTitle(" Ladder of connection " + strconv.Itoa(st.LadderConn) + " (Enter: go to the frame, Esc: back) ")
+		if st.Ladder != nil {
+			v.Ladder.Select(st.Ladder.Selected()+1, 0)
+		}
+	}
+	if name, _ := v.Content.GetFrontPage(); name != page {
+		v.Content.SwitchToPage(page)
+	}
+	if st.Help {
+		v.Root.ShowPage("help")
+	} else {
+		v.Root.HidePage("help")
+	}
+	if v.Editing == EditGoto || v.Editing == EditSearch {
+		v.Bottom.SwitchToPage("prompt")
+	} else {
+		v.Bottom.SwitchToPage("status")
+	}
+	v.focus()
+}
+
+// focus gives the keyboard to the primitive the state names.
+func (v *View) focus() {
+	if v.App == nil {
+		return
+	}
+	var p tview.Primitive
+	switch {
+	case v.St.Help:
+		p = v.Help
+	case v.Editing == EditFilter:
+		p = v.Filter
+	case v.Editing != EditNone:
+		p = v.Prompt
+	case v.St.Screen == model.ScreenConns:
+		p = v.Conns
+	case v.St.Screen == model.ScreenFindings:
+		p = v.Findings
+	case v.St.Screen == model.ScreenLadder:
+		p = v.Ladder
+	case v.St.Focus == model.FocusTree:
+		p = v.Tree
+	case v.St.Focus == model.FocusHex:
+		p = v.Hex
+	default:
+		p = v.List
+	}
+	if v.App.GetFocus() != p {
+		v.App.SetFocus(p)
+	}
+}
+
+// progressBar draws the indexing progress: a bar of width cells and the
+// percentage.
+func progressBar(p model.Progress, width int) string {
+	f := p.Fraction()
+	n := int(f*float64(width) + 0.5)
+	label := "indexing "
+	if p.Done {
+		label = "indexed "
+		if p.Err != nil {
+			label = "[red]damaged file[-] "
+		}
+	}
+	return label + "[lime]" + strings.Repeat("█", n) + "[gray]" + strings.Repeat("░", width-n) + "[-] " +
+		strconv.Itoa(int(f*100)) + "%"
+}
+
+func (v *View) renderFilter() {
+	st := v.St
+	if v.Editing != EditFilter {
+		text := st.List.Filter()
+		if st.FilterErr != nil {
+			text = st.FilterText
+		}
+		if v.Filter.GetText() != text {
+			v.Filter.SetText(text)
+		}
+	}
+	rows := 0
+	switch {
+	case st.FilterErr != nil:
+		rows = 1
+		col := utf8.RuneCountInString(st.FilterText[:min(max(st.FilterErr.Pos, 0), len(st.FilterText))])
+		v.FilterMsg.SetText(strings.Repeat(" ", len("Filter: ")+col) + "[red]^ " + tview.Escape(st.FilterErr.Error()))
+		v.Filter.SetFieldBackgroundColor(tcell.ColorMaroon)
+	case st.List.Filter() != "":
+		v.Filter.SetFieldBackgroundColor(tcell.ColorDarkGreen)
+	default:
+		v.Filter.SetFieldBackgroundColor(tcell.ColorBlack)
+	}
+	if rows != v.filterRows {
+		v.filterRows = rows
+		v.main.ResizeItem(v.FilterMsg, rows, 0)
+	}
+}
+
+func (v *View) renderList() {
+	l := v.St.List
+	_, _, _, h := v.List.GetInnerRect()
+	v.List.SetOffset(l.Window(h-1), 0)
+	if sel := l.Selected(); sel >= 0 {
+		v.List.Select(sel+1, 0)
+	}
+	style := tcell.StyleDefault.Background(tcell.ColorWhite).Foreground(tcell.ColorBlack)
+	if v.St.Focus != model.FocusList || v.St.Screen != model.ScreenMain {
+		style = tcell.StyleDefault.Background(tcell.ColorGray).Foreground(tcell.ColorBlack)
+	}
+	v.List.SetSelectedStyle(style)
+}
+
+func (v *View) renderTree() {
+	t := v.St.Tree
+	root := tview.NewTreeNode("")
+	var cur *tview.TreeNode
+	var add func(parent *tview.TreeNode, ns []*model.Node)
+	add = func(parent *tview.TreeNode, ns []*model.Node) {
+		for _, n := range ns {
+			mark := "  "
+			if len(n.Children) > 0 {
+				mark = "▸ "
+				if t.IsExpanded(n) {
+					mark = "▾ "
+				}
+			}
+			tn := tview.NewTreeNode(mark + tview.Escape(n.Label)).SetReference(n.Path).SetSelectable(true)
+			tn.SetExpanded(t.IsExpanded(n))
+			color := tcell.ColorSilver
+			if n.Path == "mpa" || n.Path == "ddp" || n.Path == "rdmap" || n.Path == "record" {
+				color = tcell.ColorWhite
+			}
+			tn.SetColor(color)
+			if c := t.Current(); c != nil && c.Path == n.Path {
+				cur = tn
+			}
+			parent.AddChild(tn)
+			add(tn, n.Children)
+		}
+	}
+	add(root, t.Roots)
+	v.Tree.SetRoot(root)
+	if cur != nil {
+		v.Tree.SetCurrentNode(cur)
+	}
+	if n := t.Current(); n != nil {
+		d := "[white]" + tview.Escape(n.Path) + "[-]"
+		if n.Desc != "" {
+			d += " — " + tview.Escape(n.Desc)
+		}
+		if n.Ref != "" {
+			d += " [gray](" + tview.Escape(n.Ref) + ")[-]"
+		}
+		if sp := v.St.Highlight(); len(sp) > 0 {
+			d += " [yellow]" + spanText(sp) + "[-]"
+		}
+		v.Desc.SetText(d)
+	} else {
+		v.Desc.SetText("")
+	}
+}
+
+// spanText names octet spans: "octets 20-23", "octets 0-1, 60-61".
+func spanText(sp []model.Span) string {
+	var parts []string
+	for i, s := range sp {
+		if i == 3 {
+			parts = append(parts, "…")
+			break
+		}
+		if s.End-s.Start == 1 {
+			parts = append(parts, strconv.Itoa(s.Start))
+		} else {
+			parts = append(parts, strconv.Itoa(s.Start)+"-"+strconv.Itoa(s.End-1))
+		}
+	}
+	w := "octets "
+	if len(sp) == 1 && sp[0].End-sp[0].Start == 1 {
+		w = "octet "
+	}
+	return w + strings.Join(parts, ", ")
+}
+
+func (v *View) renderHex() {
+	st := v.St
+	key := strconv.Itoa(st.DetailRecord()) + "/" + strconv.Itoa(len(st.Hex))
+	if n := st.Tree.Current(); n != nil {
+		key += "/" + n.Path
+	}
+	if key == v.hexKey {
+		return
+	}
+	v.hexKey = key
+	var b strings.Builder
+	first := -1
+	if note := st.HexNote(); note != "" {
+		b.WriteString("[gray]" + tview.Escape(note) + "[-]\n")
+	}
+	lines := 0
+	for _, l := range st.Hex {
+		if l.Header != "" {
+			b.WriteString("[::b]── " + tview.Escape(l.Header) + " ──[::-]\n")
+			lines++
+			continue
+		}
+		if first < 0 {
+			for _, c := range l.Cells {
+				if c.Hi {
+					first = lines
+					break
+				}
+			}
+		}
+		writeHexLine(&b, &l)
+		lines++
+	}
+	if len(st.Hex) > 0 && st.Layout() != nil {
+		b.WriteString(Legend + "\n")
+	}
+	v.Hex.SetText(b.String())
+	if first >= 0 {
+		v.Hex.ScrollTo(max(first-2, 0), 0)
+	} else {
+		v.Hex.ScrollToBeginning()
+	}
+}
+
+// writeHexLine writes one line of 16 octets: offset, hex in two groups of
+// eight, ASCII, each octet in its class's colours.
+func writeHexLine(b *strings.Builder, l *model.HexLine) {
+	const digits = "0123456789abcdef"
+	off := strconv.FormatInt(int64(l.Off), 16)
+	b.WriteString("[gray:black]" + strings.Repeat("0", max(4-len(off), 0)) + off + "  ")
+	cur := "[gray:black]"
+	tag := func(c model.HexCell) string {
+		switch {
+		case !c.Valid:
+			return "[gray:black]"
+		case c.Hi && c.Class == model.ClassMarker:
+			return hiMarkerTag
+		case c.Hi:
+			return hiTag
+		}
+		return classTag[c.Class]
+	}
+	for i, c := range l.Cells {
+		if i == 8 {
+			if cur != "[gray:black]" {
+				b.WriteString("[gray:black]")
+				cur = "[gray:black]"
+			}
+			b.WriteByte(' ')
+		}
+		t := tag(c)
+		if t != cur {
+			b.WriteString(t)
+			cur = t
+		}
+		if c.Valid {
+			b.WriteByte(digits[c.B>>4])
+			b.WriteByte(digits[c.B&15])
+		} else {
+			b.WriteString("  ")
+		}
+		// The space after an octet keeps its colour when the next octet
+		// has the same one, so that a field reads as one block.
+		if i < 15 && i != 7 && c.Valid && tag(l.Cells[i+1]) == t && l.Cells[i+1].Valid {
+			b.WriteByte(' ')
+		} else {
+			b.WriteString("[gray:black] ")
+			cur = "[gray:black]"
+		}
+	}
+	b.WriteString(" ")
+	for _, c := range l.Cells {
+		t := tag(c)
+		if t != cur {
+			b.WriteString(t)
+			cur = t
+		}
+		switch {
+		case !c.Valid:
+			b.WriteByte(' ')
+		case c.B >= 0x20 && c.B < 0x7f && c.B != '[' && c.B != ']':
+			b.WriteByte(c.B)
+		default:
+			b.WriteByte('.')
+		}
+	}
+	b.WriteString("[-:-]\n")
+}
+
+// listContent serves the record list's cells from the model: only rows on
+// screen are asked for, and only they are formatted.
+type listContent struct {
+	tview.TableContentReadOnly
+	v *View
+}
+
+// Column widths of the list (the Info column takes the rest).
+var listWidths = [...]int{7, 15, 21, 21, 9, 0}
+
+func (c *listContent) GetRowCount() int    { return c.v.St.List.Len() + 1 }
+func (c *listContent) GetColumnCount() int { return len(model.Columns) }
+
+func (c *listContent) GetCell(row, col int) *tview.TableCell {
+	if col < 0 || col >= len(model.Columns) {
+		return nil
+	}
+	if row == 0 {
+		return pad(tview.NewTableCell(model.Columns[col]), listWidths[col], col == 0).
+			SetStyle(tcell.StyleDefault.Bold(true).Foreground(tcell.ColorWhite)).SetSelectable(false)
+	}
+	r := c.v.St.List.Row(row - 1)
+	if r.Rec < 0 {
+		return nil
+	}
+	return pad(tview.NewTableCell(tview.Escape(r.Cell(col))), listWidths[col], col == 0).SetStyle(kindStyle(r.Kind))
+}
+
+// pad fixes a cell's width (0: expand to fill the table).
+func pad(c *tview.TableCell, w int, right bool) *tview.TableCell {
+	if w == 0 {
+		return c.SetExpansion(1)
+	}
+	n := utf8.RuneCountInString(c.Text)
+	if n < w {
+		if right {
+			c.Text = strings.Repeat(" ", w-n) + c.Text
+		} else {
+			c.Text += strings.Repeat(" ", w-n)
+		}
+	}
+	return c.SetMaxWidth(w)
+}
+
+type connContent struct {
+	tview.TableContentReadOnly
+	v *View
+}
+
+func (c *connContent) GetRowCount() int    { return len(c.v.conns) + 1 }
+func (c *connContent) GetColumnCount() int { return len(model.ConnColumns) }
+
+func (c *connContent) GetCell(row, col int) *tview.TableCell {
+	if col < 0 || col >= len(model.ConnColumns) {
+		return nil
+	}
+	if row == 0 {
+		return tview.NewTableCell(model.ConnColumns[col]).SetStyle(tcell.StyleDefault.Bold(true).Foreground(tcell.ColorWhite)).SetSelectable(false)
+	}
+	if row-1 >= len(c.v.conns) {
+		return nil
+	}
+	cells := model.ConnRow(c.v.conns[row-1])
+	cell := tview.NewTableCell(tview.Escape(cells[col])).SetTextColor(tcell.ColorSilver)
+	if col == 0 || col >= 8 {
+		cell.SetAlign(tview.AlignRight)
+	}
+	return cell
+}
+
+type findingContent struct {
+	tview.TableContentReadOnly
+	v *View
+}
+
+func (c *findingContent) GetRowCount() int    { return c.v.St.X.NumFindings() + 1 }
+func (c *findingContent) GetColumnCount() int { return len(model.FindingColumns) }
+
+func (c *findingContent) GetCell(row, col int) *tview.TableCell {
+	if col < 0 || col >= len(model.FindingColumns) {
+		return nil
+	}
+	if row == 0 {
+		return tview.NewTableCell(model.FindingColumns[col]).SetStyle(tcell.StyleDefault.Bold(true).Foreground(tcell.ColorWhite)).SetSelectable(false)
+	}
+	x := c.v.St.X
+	if row-1 >= x.NumFindings() {
+		return nil
+	}
+	ref := x.Finding(row - 1)
+	cells := model.FindingRow(ref, x.Record(ref.Rec))
+	color := tcell.ColorSilver
+	switch cells[1] {
+	case "error":
+		color = tcell.ColorRed
+	case "warning":
+		color = tcell.ColorYellow
+	}
+	cell := tview.NewTableCell(tview.Escape(cells[col])).SetTextColor(color)
+	if col == 0 || col == 3 {
+		cell.SetAlign(tview.AlignRight)
+	}
+	if col == 4 {
+		cell.SetExpansion(1)
+	}
+	return cell
+}
+
+// ladderWidth is the width of the arrow column of the ladder.
+const ladderWidth = 60
+
+type ladderContent struct {
+	tview.TableContentReadOnly
+	v *View
+}
+
+func (c *ladderContent) GetRowCount() int {
+	if c.v.St.Ladder == nil {
+		return 1
+	}
+	return c.v.St.Ladder.Len() + 1
+}
+
+func (c *ladderContent) GetColumnCount() int { return 4 }
+
+func (c *ladderContent) GetCell(row, col int) *tview.TableCell {
+	st := c.v.St
+	if row == 0 {
+		head := tcell.StyleDefault.Bold(true).Foreground(tcell.ColorWhite)
+		switch col {
+		case 0:
+			return pad(tview.NewTableCell("Frame"), 7, true).SetStyle(head).SetSelectable(false)
+		case 1:
+			return pad(tview.NewTableCell("Time"), 15, false).SetStyle(head).SetSelectable(false)
+		case 2:
+			a, b := c.v.ladderEnds()
+			gap := max(ladderWidth-utf8.RuneCountInString(a)-utf8.RuneCountInString(b), 1)
+			return tview.NewTableCell(tview.Escape(a + strings.Repeat(" ", gap) + b)).SetStyle(head).SetSelectable(false)
+		case 3:
+			return tview.NewTableCell("").SetSelectable(false).SetExpansion(1)
+		}
+		return nil
+	}
+	if st.Ladder == nil || row-1 >= st.Ladder.Len() {
+		return nil
+	}
+	rec := st.Ladder.Record(row - 1)
+	lr := model.MakeLadderRow(rec, st.X.Record(rec))
+	style := kindStyle(lr.Kind)
+	switch col {
+	case 0:
+		return pad(tview.NewTableCell(strconv.FormatUint(lr.Frame, 10)), 7, true).SetStyle(style)
+	case 1:
+		return pad(tview.NewTableCell(lr.Time), 15, false).SetStyle(style)
+	case 2:
+		return tview.NewTableCell(tview.Escape(arrow(lr.Label, lr.Dir, ladderWidth))).SetStyle(style)
+	case 3:
+		return tview.NewTableCell(tview.Escape(lr.Detail)).SetStyle(style).SetExpansion(1)
+	}
+	return nil
+}
+
+// ladderEnds names the two sides of the ladder: the initiator on the left.
+func (v *View) ladderEnds() (string, string) {
+	for _, ci := range v.St.X.Conns() {
+		if ci.ID != v.St.LadderConn {
+			continue
+		}
+		if ci.Summary != nil && ci.Summary.InitiatorKnown {
+			return ci.Summary.Initiator.String() + " (initiator)", "(responder) " + ci.Summary.Responder.String()
+		}
+		if ci.A.IsValid() {
+			return ci.A.String(), ci.B.String()
+		}
+	}
+	return "", ""
+}
+
+// arrow draws a message between the two sides: initiator to responder
+// left to right.
+func arrow(label string, d flows.Dir, w int) string {
+	label = " " + label + " "
+	n := max(w-4-utf8.RuneCountInString(label), 2)
+	switch d {
+	case flows.DirI2R:
+		return "├─" + label + strings.Repeat("─", n) + "▶┤"
+	case flows.DirR2I:
+		return "├◀" + strings.Repeat("─", n) + label + "─┤"
+	}
+	return "├─" + label + strings.Repeat("─", n) + "─┤"
+}
