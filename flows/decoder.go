@@ -217,6 +217,9 @@ func (d *Decoder) release(all bool) {
 			}
 		}
 	}
+	if f, ok := d.extPending(); ok && f < limit && !all {
+		limit = f
+	}
 	for len(d.queue) > 0 {
 		r := d.queue.peek()
 		if !all && r.Frame >= limit && len(d.queue) <= d.opts.MaxHeld {

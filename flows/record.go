@@ -21,11 +21,12 @@ const (
 	RecConn
 )
 
-var recNames = [...]string{"", "mpa", "fpdu", "message", "finding", "conn"}
+var recNames = [...]string{"", "mpa", "fpdu", "message", "finding", "conn",
+	RecCM: "cm", RecDDPSCTP: "ddp", RecSCTPSession: "sctp_session", RecExtConn: "conn"}
 
 // String returns the JSON Lines type name.
 func (t RecordType) String() string {
-	if int(t) < len(recNames) {
+	if int(t) < len(recNames) && recNames[t] != "" {
 		return recNames[t]
 	}
 	return "unknown"
@@ -102,6 +103,8 @@ type Record struct {
 	Message *MessageRecord
 	Finding *dissect.Finding
 	Summary *ConnSummary
+	CM      *CMRecord   // RecCM, and RecExtConn of a CM exchange (record_ext.go)
+	SCTP    *SCTPRecord // RecDDPSCTP, RecSCTPSession, and RecExtConn of an SCTP association
 
 	order uint64 // tie-breaker for deterministic output order
 }

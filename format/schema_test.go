@@ -40,8 +40,10 @@ func jsonlOf(rs []*flows.Record) []byte {
 func TestJSONLValidatesAgainstSchema(t *testing.T) {
 	sch := compileSchema(t)
 	files, _ := filepath.Glob("../testdata/siw/*.pcap")
-	synth, _ := filepath.Glob("../testdata/synth/*.pcap")
-	files = append(files, synth...)
+	for _, dir := range []string{"synth", "rxe", "synthext", "midstream"} {
+		more, _ := filepath.Glob("../testdata/" + dir + "/*.pcap")
+		files = append(files, more...)
+	}
 	types := map[string]int{}
 	for _, path := range files {
 		out := jsonlOf(testutil.Decode(t, path, flows.Options{}))

@@ -57,6 +57,7 @@ func AppendText(dst []byte, r *flows.Record, o TextOptions) []byte {
 		dst = appendConnLine(dst, r.Summary)
 	default:
 		dst = appendExtLine(dst, r)
+		attached = ExtFindings(r)
 	}
 	dst = append(dst, '\n')
 	if !o.Quiet {
