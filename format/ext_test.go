@@ -2,7 +2,6 @@ package format_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,13 +37,6 @@ func extSchema(t *testing.T) *jsonschema.Schema {
 	return sch
 }
 
-func mustJSON(t *testing.T, v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
 
 // TestExtSchema validates every record of the other transports against the
 // schema with the proposed additions, and the iWARP captures too (the conn
