@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/iwarpkit/iwarpkit/replay"
+)
+
+const siw = "../../testdata/siw/crc_v2_iwtest_ops.pcap"
+
+func runCmd(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestUsage(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{nil, 2, "no capture given"},
+		{[]string{"-r", siw, "--loopback", "--to-pcap", "x"}, 2, "choose one of"},
+		{[]string{"-r", siw, "--rev", "3"}, 2, "--rev"},
+		{[]string{"-r", siw, "--rnic", "bogus"}, 2, "unknown RNIC"},
+		{[]string{"-r", siw, "--rnic", "rdmac,ietf,ietf"}, 2, "--rnic"},
+		{[]string{"-r", siw, "--speed", "fast-ish"}, 2, "--speed"},
+		{[]string{"-r", siw, "--markers", "up"}, 2, "--markers"},
+		{[]string{"-r", siw, "--crc", "maybe"}, 2, "--crc"},
+		{[]string{"-r", siw, "--rtr", "carrier-pigeon"}, 2, "--rtr"},
+		{[]string{"-r", siw, "--ird", "20000"}, 2, "--ird"},
+		{[]string{"-r", siw, "--max-rate", "-5"}, 2, "--max-rate"},
+		{[]string{"-r", siw, "--conn", "x"}, 2, "--conn"},
+		{[]string{"-r", siw, "-Y", "nosuchfield == 1"}, 2, "-Y"},
+		{[]string{"-r", siw, "--addr", "192.0.2.1:0"}, 2, "loopback"},
+		{[]string{"-r", "/nonexistent.pcap"}, 2, "nonexistent"},
+		{[]string{"-r", siw, "--conn", "7"}, 2, "no iWARP connection"},
+		{[]string{"-r", siw, "extra"}, 2, "unexpected arguments"},
+		{[]string{"-h"}, 0, "usage: iwarpreplay"},
+	}
+	for _, tc := range tests {
+		code, _, stderr := runCmd(t, tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.msg) {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, tc.code, tc.msg)
+		}
+	}
+}
+
+func TestList(t *testing.T) {
+	code, out, _ := runCmd(t, "-r", siw, "--list")
+	if code != 0 || !strings.Contains(out, "MPA request rev 2") || !strings.Contains(out, "RDMA Read Response, 100000 octets in 71 segments") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestToPcapAndLoopback(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "out.pcap")
+	code, out, stderr := runCmd(t, "-r", siw, "--to-pcap", p, "--markers", "i2r", "--crc", "on", "-q")
+	if code != 0 || !strings.Contains(out, "markers i2r on r2i off CRC on") || !strings.Contains(out, "0 mismatches, 0 errors") {
+		t.Fatalf("--to-pcap: exit %d\n%s%s", code, out, stderr)
+	}
+	ss, err := replay.Load(p, replay.LoadOptions{})
+	if err != nil || len(ss) != 1 || !ss[0].Summary.MarkersI2R || ss[0].Summary.MarkersR2I {
+		t.Errorf("written capture: %v %+v", err, ss)
+	}
+	code, out, stderr = runCmd(t, "-r", siw, "--speed", "4x", "--max-rate", "50M")
+	if code != 0 || !strings.Contains(out, "summary: 1 connections, 13 messages sent") {
+		t.Errorf("loopback: exit %d\n%s%s", code, out, stderr)
+	}
+	code, out, _ = runCmd(t, "-r", siw, "--loopback", "--addr", "[::1]:0", "--rnic", "ietf-permissive,rdmac", "-q")
+	if code != 0 || !strings.Contains(out, "V=0 markers i2r on r2i on CRC on, matrix row 5") {
+		t.Errorf("loopback row 5: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCmd(t, "-r", siw, "--rnic", "ietf,rdmac", "-q")
+	if code != 0 || !strings.Contains(out, "closed by the initiator") || !strings.Contains(out, "row 4") {
+		t.Errorf("loopback row 4: exit %d\n%s", code, out)
+	}
+}
+
+// TestConnectListen runs --listen and --connect against each other, then
+// --connect against a responder whose script drops a message.
+func TestConnectListen(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	var wg sync.WaitGroup
+	var lcode int
+	var lout string
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		lcode, lout, _ = runCmd(t, "-r", siw, "--listen", addr, "-q", "--idle", "300ms")
+	}()
+	var code int
+	var out, errs string
+	for range 200 { // until the listener is up (it decodes the capture first)
+		code, out, errs = runCmd(t, "-r", siw, "--connect", addr, "-q", "--idle", "300ms")
+		if !strings.Contains(out+errs, "connection refused") {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	wg.Wait()
+	if code != 0 || lcode != 0 {
+		t.Fatalf("connect exit %d:\n%s%s\nlisten exit %d:\n%s", code, out, errs, lcode, lout)
+	}
+
+	// A wrong responder: the engine playing a script without the
+	// responder's first message.
+	scripts, err := replay.Load(siw, replay.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := *scripts[0]
+	i := slices.IndexFunc(s.Messages, func(m replay.Message) bool { return m.Dir == replay.R2I })
+	s.Messages = slices.Delete(slices.Clone(s.Messages), i, i+1)
+	tl, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tl.Close()
+	go replay.Listen(context.Background(), tl, []*replay.Script{&s}, replay.Options{Timeouts: replay.Timeouts{Idle: 300 * time.Millisecond}})
+	code, out, _ = runCmd(t, "-r", siw, "--connect", tl.Addr().String(), "-q", "--idle", "300ms", "--timeout", "300ms")
+	want := "mismatch: r2i message 0 missing: Send 16 octets"
+	if code != 1 || !strings.Contains(out, want) || !strings.Contains(out, "1 mismatches") {
+		t.Errorf("wrong responder: exit %d, want 1 and %q:\n%s", code, want, out)
+	}
+}
+
+func TestSelect(t *testing.T) {
+	code, out, _ := runCmd(t, "-r", siw, "--conn", "0", "-Y", "rdmap.opcode == 1", "--list")
+	if code != 0 || !strings.HasPrefix(out, "conn 0 ") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	code, _, stderr := runCmd(t, "-r", siw, "-Y", "mpa.rev == 1", "--list")
+	if code != 2 || !strings.Contains(stderr, "no iWARP connection") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
+
+func TestParsers(t *testing.T) {
+	ids, err := parseIDs("0, 2,4-6")
+	if err != nil || !slices.Equal(ids, []int{0, 2, 4, 5, 6}) {
+		t.Errorf("parseIDs: %v %v", ids, err)
+	}
+	for s, want := range map[string]float64{"max": 0, "orig": 1, "2x": 2, "0.5x": 0.5, "3": 3} {
+		if got, err := parseSpeed(s); err != nil || got != want {
+			t.Errorf("parseSpeed(%q) = %v %v", s, got, err)
+		}
+	}
+	for s, want := range map[string]float64{"10M": 10e6, "1.5k": 1500, "2G": 2e9, "100": 100} {
+		if got, err := parseSize(s, 1000); err != nil || got != want {
+			t.Errorf("parseSize(%q) = %v %v", s, got, err)
+		}
+	}
+}

@@ -1,0 +1,167 @@
+package replay
+
+import (
+	"fmt"
+
+	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
+)
+
+// MessageInfo is what a replay compares of an RDMA message: its opcode, its
+// payload length and the SHA-256 of its payload (RFC 5040 §4; the digest does
+// not depend on how the message was segmented).
+type MessageInfo struct {
+	Opcode rdmap.Opcode
+	Length uint64
+	Digest Digest
+}
+
+// String describes the message: "Send 64 octets [1a2b3c4d5e6f7081]".
+func (m MessageInfo) String() string {
+	return fmt.Sprintf("%s %d octets [%s]", m.Opcode, m.Length, m.Digest)
+}
+
+// MismatchKind says how a received message differs from the recording.
+type MismatchKind uint8
+
+// Mismatch kinds.
+const (
+	// MismatchMissing: a recorded message did not arrive.
+	MismatchMissing MismatchKind = iota + 1
+	// MismatchExtra: a message arrived that the recording does not have.
+	MismatchExtra
+	// MismatchOpcode: a message arrived in the place of a recorded one
+	// with another opcode.
+	MismatchOpcode
+	// MismatchLength: same opcode, another payload length.
+	MismatchLength
+	// MismatchPayload: same opcode and length, another payload.
+	MismatchPayload
+	// MismatchOrder: the message arrived, but not in its recorded place.
+	MismatchOrder
+)
+
+var mismatchNames = [...]string{"", "missing", "extra", "opcode", "length", "payload", "order"}
+
+// String returns the kind's name as reports print it.
+func (k MismatchKind) String() string {
+	if int(k) < len(mismatchNames) && k != 0 {
+		return mismatchNames[k]
+	}
+	return fmt.Sprintf("mismatch(%d)", uint8(k))
+}
+
+// Mismatch is one difference between the messages a side received and the
+// ones the recording says its peer sent.
+type Mismatch struct {
+	// Dir is the direction of the message.
+	Dir  Dir
+	Kind MismatchKind
+	// Want is the recorded message (its 0-based index among the direction's
+	// messages in WantIndex, -1 for MismatchExtra); Got the received one
+	// (GotIndex, -1 for MismatchMissing).
+	Want, Got           MessageInfo
+	WantIndex, GotIndex int
+}
+
+// String describes the mismatch in one line.
+func (m Mismatch) String() string {
+	switch m.Kind {
+	case MismatchMissing:
+		return fmt.Sprintf("%s message %d missing: %s", m.Dir, m.WantIndex, m.Want)
+	case MismatchExtra:
+		return fmt.Sprintf("%s extra message (received #%d): %s", m.Dir, m.GotIndex, m.Got)
+	case MismatchOrder:
+		return fmt.Sprintf("%s message %d out of order (received #%d): %s", m.Dir, m.WantIndex, m.GotIndex, m.Want)
+	}
+	return fmt.Sprintf("%s message %d %s differs: want %s, got %s", m.Dir, m.WantIndex, m.Kind, m.Want, m.Got)
+}
+
+// diffWindow is how far Diff looks ahead to tell a missing or extra message
+// from a changed one.
+const diffWindow = 64
+
+// Diff compares the messages received in direction d with the ones expected,
+// in order, and returns the differences: messages missing, extra, changed
+// (opcode, length or payload) and out of order.
+func Diff(d Dir, want, got []MessageInfo) []Mismatch {
+	var out []Mismatch
+	i, j := 0, 0
+	for i < len(want) || j < len(got) {
+		if i < len(want) && j < len(got) && want[i] == got[j] {
+			i++
+			j++
+			continue
+		}
+		if i < len(want) && j < len(got) {
+			// Is got[j] a later wanted message (want[i..] missing), or is
+			// want[i] a later received one (got[j..] extra)?
+			km, ke := -1, -1
+			for k := 1; k < diffWindow && i+k < len(want); k++ {
+				if want[i+k] == got[j] {
+					km = k
+					break
+				}
+			}
+			for k := 1; k < diffWindow && j+k < len(got); k++ {
+				if got[j+k] == want[i] {
+					ke = k
+					break
+				}
+			}
+			switch {
+			case km > 0 && (ke < 0 || km <= ke):
+				for k := 0; k < km; k++ {
+					out = append(out, Mismatch{Dir: d, Kind: MismatchMissing, Want: want[i+k], WantIndex: i + k, GotIndex: -1})
+				}
+				i += km
+				continue
+			case ke > 0:
+				for k := 0; k < ke; k++ {
+					out = append(out, Mismatch{Dir: d, Kind: MismatchExtra, Got: got[j+k], GotIndex: j + k, WantIndex: -1})
+				}
+				j += ke
+				continue
+			}
+			w, g := want[i], got[j]
+			kind := MismatchPayload
+			switch {
+			case w.Opcode != g.Opcode:
+				kind = MismatchOpcode
+			case w.Length != g.Length:
+				kind = MismatchLength
+			}
+			out = append(out, Mismatch{Dir: d, Kind: kind, Want: w, Got: g, WantIndex: i, GotIndex: j})
+			i++
+			j++
+			continue
+		}
+		if i < len(want) {
+			out = append(out, Mismatch{Dir: d, Kind: MismatchMissing, Want: want[i], WantIndex: i, GotIndex: -1})
+			i++
+		} else {
+			out = append(out, Mismatch{Dir: d, Kind: MismatchExtra, Got: got[j], GotIndex: j, WantIndex: -1})
+			j++
+		}
+	}
+	// A missing message that arrived elsewhere is out of order.
+	for a := range out {
+		if out[a].Kind != MismatchMissing {
+			continue
+		}
+		for b := range out {
+			if out[b].Kind == MismatchExtra && out[b].Got == out[a].Want {
+				out[a].Kind, out[a].GotIndex = MismatchOrder, out[b].GotIndex
+				out[b].Kind = 0
+				break
+			}
+		}
+	}
+	n := 0
+	for _, m := range out {
+		if m.Kind != 0 {
+			out[n] = m
+			n++
+		}
+	}
+	return out[:n]
+}

@@ -1,0 +1,178 @@
+package replay
+
+import (
+	"context"
+	"net"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// cloneScript deep-copies what the tests tamper with.
+func cloneScript(s *Script) *Script {
+	c := *s
+	c.Messages = slices.Clone(s.Messages)
+	for i := range c.Messages {
+		m := &c.Messages[i]
+		m.Segments = slices.Clone(m.Segments)
+		for j := range m.Segments {
+			m.Segments[j].Payload = slices.Clone(m.Segments[j].Payload)
+		}
+	}
+	return &c
+}
+
+// connectPair runs Listen with responderScripts on a loopback listener and
+// Connect with initiatorScripts against it.
+func connectPair(t *testing.T, initiatorScripts, responderScripts []*Script, o Options) (initRep, respRep *Report) {
+	// The responder waits longer at the end than the initiator waits for
+	// a missing message, so that a loaded machine does not cut it short.
+	ro := o
+	ro.Timeouts.Idle = max(o.Timeouts.Idle, 5*time.Second)
+	t.Helper()
+	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		var err error
+		respRep, err = Listen(ctx, ln, responderScripts, ro)
+		if err != nil {
+			t.Errorf("Listen: %v", err)
+		}
+	}()
+	initRep, err = Connect(ctx, ln.Addr().String(), initiatorScripts, o)
+	if err != nil {
+		t.Errorf("Connect: %v", err)
+	}
+	wg.Wait()
+	return initRep, respRep
+}
+
+// TestConnect plays the initiator against a responder (the engine's own, in
+// --listen mode) and checks the diff: clean against a faithful responder,
+// and exactly the expected mismatches against responders that change one
+// payload octet, drop a message, change a length, or swap two messages.
+func TestConnect(t *testing.T) {
+	scripts := load(t, "../testdata/siw/crc_v2_iwtest_ops.pcap", LoadOptions{})
+	s := scripts[0]
+	// The responder's messages, by index among its own.
+	var r2i []int
+	for i := range s.Messages {
+		if s.Messages[i].Dir == R2I {
+			r2i = append(r2i, i)
+		}
+	}
+	if len(r2i) < 3 {
+		t.Fatalf("want at least 3 responder messages, have %d", len(r2i))
+	}
+	o := Options{}
+	o.Timeouts.Wait = 300 * time.Millisecond
+	o.Timeouts.Idle = 500 * time.Millisecond
+
+	tests := []struct {
+		name   string
+		tamper func(c *Script)
+		want   []Mismatch // Want/Got infos filled from the scripts
+	}{
+		{name: "faithful"},
+		{
+			name: "one payload octet changed",
+			tamper: func(c *Script) {
+				m := &c.Messages[r2i[1]]
+				m.Segments[0].Payload[7] ^= 0x20
+			},
+			want: []Mismatch{{Dir: R2I, Kind: MismatchPayload, WantIndex: 1, GotIndex: 1}},
+		},
+		{
+			name: "message dropped",
+			tamper: func(c *Script) {
+				c.Messages = slices.Delete(c.Messages, r2i[0], r2i[0]+1)
+			},
+			want: []Mismatch{{Dir: R2I, Kind: MismatchMissing, WantIndex: 0, GotIndex: -1}},
+		},
+		{
+			name: "length changed",
+			tamper: func(c *Script) {
+				m := &c.Messages[r2i[2]]
+				last := &m.Segments[len(m.Segments)-1]
+				last.Payload = last.Payload[:len(last.Payload)-1]
+				last.PayloadLen--
+			},
+			want: []Mismatch{{Dir: R2I, Kind: MismatchLength, WantIndex: 2, GotIndex: 2}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := s
+			if tc.tamper != nil {
+				resp = cloneScript(s)
+				tc.tamper(resp)
+			}
+			ir, rr := connectPair(t, []*Script{s}, []*Script{resp}, o)
+			c := ir.Conns[0]
+			if c.Err != nil {
+				t.Errorf("initiator error: %v", c.Err)
+			}
+			if len(c.Mismatches) != len(tc.want) {
+				t.Fatalf("mismatches %v, want %d", c.Mismatches, len(tc.want))
+			}
+			for i, w := range tc.want {
+				g := c.Mismatches[i]
+				if g.Dir != w.Dir || g.Kind != w.Kind || g.WantIndex != w.WantIndex || g.GotIndex != w.GotIndex {
+					t.Errorf("mismatch %d: %s; want %s %s want#%d got#%d", i, g, w.Dir, w.Kind, w.WantIndex, w.GotIndex)
+				}
+				if w.WantIndex >= 0 {
+					rec := &s.Messages[r2i[w.WantIndex]]
+					if g.Want != (MessageInfo{rec.Head.Opcode, rec.Length, rec.Digest}) {
+						t.Errorf("mismatch %d names %s, the recording has %s %d", i, g.Want, rec.Head.Opcode, rec.Length)
+					}
+				}
+			}
+			if tc.tamper == nil && !ir.OK() {
+				t.Errorf("faithful responder: report not clean")
+			}
+			// The responder saw the initiator's messages as recorded.
+			if rc := rr.Conns[0]; len(rc.Mismatches) != 0 || rc.Err != nil {
+				t.Errorf("responder: %v %v", rc.Mismatches, rc.Err)
+			}
+		})
+	}
+}
+
+// TestConnectRNIC: an emulated RDMAC initiator against an engine responder
+// emulating a non-permissive IETF RNIC: the responder answers Rev 1 and
+// closes (matrix row 2), and the RDMAC initiator, which cannot use Rev 1,
+// closes as well. Neither side sends an FPDU; the reports say so without
+// counting the recorded messages as missing, since the close is the emulated
+// behaviour.
+func TestConnectRNIC(t *testing.T) {
+	scripts := load(t, "../testdata/siw/crc_v2_iwtest_ops.pcap", LoadOptions{})
+	o := Options{Initiator: RNICRDMAC, Responder: RNICIETF}
+	o.Timeouts.Idle = 300 * time.Millisecond
+	ir, rr := connectPair(t, scripts, scripts, o)
+	ic, rc := ir.Conns[0], rr.Conns[0]
+	if !rc.Outcome.Closed || rc.Outcome.ClosedBy != R2I || rc.Outcome.Row != "2" {
+		t.Errorf("responder outcome %s, want closed by the responder, row 2", rc.Outcome)
+	}
+	if !ic.Outcome.Closed || ic.Outcome.Row != "2" || ic.Outcome.Reply == nil || ic.Outcome.Reply.Rev != 1 {
+		t.Errorf("initiator outcome %s, want a close after a Rev 1 Reply, row 2", ic.Outcome)
+	}
+	for _, c := range []*ConnReport{ic, rc} {
+		if len(c.Mismatches) != 0 || c.Err != nil {
+			t.Errorf("conn report: %v %v", c.Mismatches, c.Err)
+		}
+		for _, sd := range c.Sides {
+			if sd != nil && sd.SentFPDUs != 0 {
+				t.Errorf("%d FPDUs sent", sd.SentFPDUs)
+			}
+		}
+	}
+}
