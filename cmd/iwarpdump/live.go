@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/gopacket/gopacket/layers"
@@ -66,7 +65,6 @@ func addLiveFlags(fs *flag.FlagSet) *liveFlags {
 }
 
 func (l *liveFlags) active() bool      { return l.iface != "" || l.list }
-func (l *liveFlags) acceptsArgs() bool { return l.active() }
 
 // filterText returns the filter: the -F file's contents, or the trailing
 // arguments joined by spaces, as tcpdump takes them.
@@ -262,7 +260,7 @@ func openLive(ctx context.Context, l *liveFlags, args []string, stderr io.Writer
 		}
 		s.w = w
 	}
-	sctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGHUP)
+	sctx, stop := signal.NotifyContext(ctx, stopSignals...)
 	s.stop = stop
 	src, err := live.NewSource(sctx, h)
 	if err != nil {
@@ -340,7 +338,9 @@ func (s *liveSource) Next() (capture.Packet, error) {
 // watchUSR1 prints the statistics on SIGUSR1, as tcpdump does.
 func (s *liveSource) watchUSR1() {
 	s.usr1 = make(chan os.Signal, 1)
-	signal.Notify(s.usr1, syscall.SIGUSR1)
+	if len(statsSignals) > 0 {
+		signal.Notify(s.usr1, statsSignals...)
+	}
 	go func() {
 		for range s.usr1 {
 			s.printStats()
@@ -443,8 +443,16 @@ func (l *liveFlags) fileFilter(args []string) (func(data []byte, lt layers.LinkT
 // fileSource applies the filter and -w to a capture file being read (-r):
 // frames the filter rejects are skipped (keeping their frame numbers), the
 // others are written to the -w file (with the link type of interface 0).
+// linkSource is a file source that knows its link types: *capture.Source,
+// or *capture.Merge for several inputs.
+type linkSource interface {
+	Next() (capture.Packet, error)
+	Close() error
+	LinkType(iface int) layers.LinkType
+}
+
 type fileSource struct {
-	src    *capture.Source
+	src    linkSource
 	filter func([]byte, layers.LinkType) bool
 	w      *pcapwriter.Writer
 	maxW   int
@@ -453,7 +461,7 @@ type fileSource struct {
 
 // wrapFile wraps a file source for -r with a trailing filter expression
 // (or -F, --bpf-raw) and -w: nil and an exit code on error.
-func (l *liveFlags) wrapFile(src *capture.Source, args []string, stderr io.Writer) (packetSource, int) {
+func (l *liveFlags) wrapFile(src linkSource, args []string, stderr io.Writer) (packetSource, int) {
 	f, err := l.fileFilter(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "iwarpdump: %v\n", err)

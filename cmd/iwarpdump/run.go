@@ -20,15 +20,22 @@ import (
 	"github.com/iwarpkit/iwarpkit/report"
 )
 
-const usage = `usage: iwarpdump -r FILE [-T text|jsonl] [-v] [-q] [-n] [-c COUNT] [--strict]
+const usage = `usage: iwarpdump -r FILE [-r FILE...] [-T text|jsonl|parquet -w DIR] [-v] [-q] [-X] [-c COUNT]
+                 [-Y FILTER] [-z TABLE] [--fail-on LEVEL] [--report KIND:FILE] [--shard I/N] [--strict]
+       iwarpdump -i IFACE [capture options] [EXPRESSION]
+       iwarpdump split --shards N -w DIR FILE...
 
-Decode iWARP (MPA/DDP/RDMAP over TCP) in a pcap or pcapng file ("-" reads
-standard input; gzip-compressed files are read as they are).
+Decode iWARP (MPA/DDP/RDMAP over TCP; IB CM over RoCEv2; DDP over SCTP) from
+pcap or pcapng files ("-" reads standard input; gzip-compressed files are read
+as they are) or from a live interface.
 
 `
 
 // run is the whole command, testable in-process.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "split" {
+		return runSplit(ctx, args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("iwarpdump", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -36,7 +43,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.PrintDefaults()
 	}
 	var (
-		file    = fs.String("r", "", "read packets from `FILE` (pcap or pcapng, optionally gzip-compressed; - for standard input)")
+		files   listFlag
+		shardF  = fs.String("shard", "", "decode only the connections of shard `I/N` (0 <= I < N; a symmetric hash of the 4-tuple, as iwarpdump split uses)")
 		outType = fs.String("T", "text", "output `format`: text or jsonl")
 		verbose = fs.Bool("v", false, "print the field tree of every record")
 		quiet   = fs.Bool("q", false, "quiet: shorter lines, no attached findings")
@@ -51,6 +59,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		reports listFlag
 		failOn  = fs.String("fail-on", "", "exit 1 when a finding of `LEVEL` (error, warning or note) or worse is seen")
 	)
+	fs.Var(&files, "r", "read packets from `FILE` (pcap or pcapng, optionally gzip-compressed; - for standard input); repeat -r or give a quoted glob to merge several files in timestamp order")
 	fs.Var(&stats, "z", "print statistics after the decode: `TABLE` is conn, ops, findings or latency (repeatable; with -q no records are printed)")
 	fs.Var(&reports, "report", "write a report for CI: `KIND:FILE` with KIND junit, sarif or html (repeatable)")
 	live := addLiveFlags(fs)
@@ -61,23 +70,30 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if fs.NArg() > 0 && !live.acceptsArgs() {
-		fmt.Fprintf(stderr, "iwarpdump: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return 2
-	}
-	if *file == "" && !live.active() {
+
+	if len(files) == 0 && !live.active() {
 		fmt.Fprintln(stderr, "iwarpdump: no capture source given (use -r FILE or -i IFACE)")
 		fs.Usage()
 		return 2
 	}
-	var jsonl bool
+	var jsonl, parquetOut bool
 	switch strings.ToLower(*outType) {
 	case "text":
 	case "jsonl", "json":
 		jsonl = true
+	case "parquet":
+		parquetOut = true
 	default:
-		fmt.Fprintf(stderr, "iwarpdump: unknown output format %q (want text or jsonl)\n", *outType)
+		fmt.Fprintf(stderr, "iwarpdump: unknown output format %q (want text, jsonl or parquet)\n", *outType)
+		return 2
+	}
+	sh, err := parseShard(*shardF)
+	if err != nil {
+		fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
+		return 2
+	}
+	if parquetOut && live.write == "" {
+		fmt.Fprintln(stderr, "iwarpdump: -T parquet needs an output directory: -w DIR")
 		return 2
 	}
 
@@ -139,7 +155,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		src = ls
 	} else {
-		fsrc, err := capture.Open(*file)
+		fsrc, err := openMerge(files)
 		if err != nil {
 			fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
 			var pe *iofs.PathError
@@ -154,11 +170,36 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 			return 0
 		}
-		src = fsrc
+		if parquetOut {
+			// -w names the Parquet directory here, not a capture to write.
+			src = fsrc
+		} else {
+			// A trailing capture filter (or -F, --bpf-raw) runs in a BPF VM;
+			// -w writes the packets read.
+			ws, code := live.wrapFile(fsrc, fs.Args(), stderr)
+			if ws == nil {
+				fsrc.Close()
+				return code
+			}
+			src = ws
+		}
 	}
 	defer src.Close()
 
+	var pq *parquetSink
+	if parquetOut {
+		pq, err = newParquetSink(live.write, inputBase(files), sh)
+		if err != nil {
+			fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
+			return 1
+		}
+		defer pq.Abort() // no-op after a successful Close
+	}
 	w := bufio.NewWriterSize(stdout, 64<<10)
+	// Live sources flush the output when idle, and per record under -l.
+	if f, ok := src.(interface{ SetFlush(func() error) }); ok {
+		f.SetFlush(w.Flush)
+	}
 	var buf []byte
 	var kvs []format.KV
 	topts := format.TextOptions{Quiet: *quiet, Verbose: *verbose, Hex: *hexdump}
@@ -167,6 +208,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			coll.Add(r)
 		}
 		if silent || (flt != nil && !flt.MatchRecord(r)) {
+			return
+		}
+		if pq != nil {
+			pq.Add(r)
 			return
 		}
 		buf = buf[:0]
@@ -202,10 +247,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			break
 		}
 		n++
+		if !sh.keep(&p) {
+			continue
+		}
 		dec.Packet(&p)
 	}
 	if !damaged {
 		dec.Close()
+	}
+	if pq != nil {
+		if err := pq.Close(); err != nil {
+			fmt.Fprintf(stderr, "iwarpdump: -T parquet: %v\n", err)
+			return 1
+		}
+		for _, m := range pq.warnings() {
+			fmt.Fprintf(stderr, "iwarpdump: %s\n", m)
+		}
 	}
 	if coll != nil {
 		for _, z := range stats {
@@ -228,7 +285,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		for _, r := range reports {
 			kind, path, _ := strings.Cut(r, ":")
-			if err := writeReport(coll, kind, path, *file); err != nil {
+			if err := writeReport(coll, kind, path, strings.Join(files, " ")); err != nil {
 				fmt.Fprintf(stderr, "iwarpdump: --report %s: %v\n", r, err)
 				return 1
 			}

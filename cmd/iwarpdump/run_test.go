@@ -40,7 +40,7 @@ func TestUsageErrors(t *testing.T) {
 		{nil, "no capture source"},
 		{[]string{"-r", "/nonexistent/x.pcap"}, "/nonexistent/x.pcap"},
 		{[]string{"-r", siw + "crc_v2_rping.pcap", "-T", "xml"}, "unknown output format"},
-		{[]string{"-r", siw + "crc_v2_rping.pcap", "extra"}, "unexpected argument"},
+		{[]string{"-r", siw + "crc_v2_rping.pcap", "extra"}, "bpf"},
 		{[]string{"-bogus"}, "flag provided but not defined"},
 	} {
 		code, _, stderr := runCmd(t, nil, tc.args...)

@@ -1,0 +1,119 @@
+package bpf
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gopacket/gopacket/layers"
+)
+
+func TestParseRaw(t *testing.T) {
+	// tcpdump -ddd -y EN10MB ip (tcpdump 4.99.3).
+	const ip = "4\n40 0 0 12\n21 0 1 2048\n6 0 0 262144\n6 0 0 0\n"
+	p, err := ParseRaw(ip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := p.Raw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := FormatRaw(raw); got != ip {
+		t.Errorf("round trip: got %q, want %q", got, ip)
+	}
+	m, err := p.NewMatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v4 := etherFrame(nil, netPacket{etherIPv4, ipv4Packet(corpusV4[0], corpusV4[1], protoTCP, 0, 0, transport(protoTCP, 1, 2))})
+	if !m.Match(v4) || m.Match(etherFrame(nil, netPacket{etherARP, arpPacket(1, corpusV4[0], corpusV4[1])})) {
+		t.Error("raw program verdicts wrong")
+	}
+	// Comma-separated, as iptables' bpf match takes it.
+	if _, err := ParseRaw(strings.ReplaceAll(strings.TrimSpace(ip), "\n", ",")); err != nil {
+		t.Errorf("comma form: %v", err)
+	}
+	for _, bad := range []string{"", "x", "2\n6 0 0 1\n", "1\n6 0 0\n", "1\n6 0 0 z\n", "1\n65536 0 0 0\n", "0\n"} {
+		if _, err := ParseRaw(bad); err == nil {
+			t.Errorf("ParseRaw(%q) accepted", bad)
+		}
+	}
+}
+
+func TestCompileErrors(t *testing.T) {
+	for _, tc := range []struct{ expr, want string }{
+		{"port 99999", "illegal port number 99999 > 65535"},
+		{"tcp host 1.2.3.4", "'tcp' modifier applied to host"},
+		{"host", "unexpected end"},
+		{"(tcp", "unexpected end"},
+		{"tcp)", "unbalanced"},
+		{"vlan 4096", "VLAN tag 4096 greater than maximum 4095"},
+		{"net 10.0.0.1/8", `non-network bits set in "10.0.0.1/8"`},
+		{"tcp[0] = 1", `unsupported "tcp[0]"`},
+		{"port ssh", `unsupported "ssh"`},
+		{"host foo.example", `unsupported "foo.example"`},
+	} {
+		_, err := Compile(tc.expr, layers.LinkTypeEthernet, 0)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Compile(%q): got %v, want an error containing %q", tc.expr, err, tc.want)
+		}
+	}
+	if _, err := Compile("vlan", layers.LinkTypeLinuxSLL, 0); err == nil || !strings.Contains(err.Error(), "no VLAN support") {
+		t.Errorf("vlan on SLL: %v", err)
+	}
+	if _, err := Compile("tcp", layers.LinkTypeFDDI, 0); err == nil {
+		t.Error("FDDI accepted")
+	}
+}
+
+func TestSnaplenAndVLANFlag(t *testing.T) {
+	p, err := Compile("vlan and tcp", layers.LinkTypeEthernet, 96)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.VLAN {
+		t.Error("VLAN not set")
+	}
+	m, _ := p.NewMatcher()
+	f := etherFrame([]uint16{ether8021Q}, netPacket{etherIPv4, ipv4Packet(corpusV4[0], corpusV4[1], protoTCP, 0, 0, transport(protoTCP, 1, 2))})
+	if got := m.Run(f); got != 96 {
+		t.Errorf("accepting return value %d, want the snaplen 96", got)
+	}
+	if p, _ := Compile("tcp", layers.LinkTypeEthernet, 0); p.VLAN {
+		t.Error("VLAN set without a vlan primitive")
+	}
+}
+
+// TestLongProgram checks far jumps: a conditional jump can skip at most
+// 255 instructions.
+func TestLongProgram(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("(tcp or udp) and (")
+	for i := 0; i < 60; i++ {
+		if i > 0 {
+			b.WriteString(" or ")
+		}
+		b.WriteString("portrange ")
+		b.WriteString(strings.Repeat("1", 1))
+		b.WriteString("0")
+		b.WriteString(string(rune('0' + i%10)))
+		b.WriteString("-2000")
+	}
+	b.WriteString(")")
+	p, err := Compile(b.String(), layers.LinkTypeEthernet, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Instructions) < 300 {
+		t.Fatalf("program only %d instructions long", len(p.Instructions))
+	}
+	m, err := p.NewMatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hit := etherFrame(nil, netPacket{etherIPv4, ipv4Packet(corpusV4[0], corpusV4[1], protoUDP, 0, 0, transport(protoUDP, 1500, 3))})
+	miss := etherFrame(nil, netPacket{etherIPv4, ipv4Packet(corpusV4[0], corpusV4[1], protoUDP, 0, 0, transport(protoUDP, 5, 3))})
+	if !m.Match(hit) || m.Match(miss) {
+		t.Error("wrong verdicts across far jumps")
+	}
+}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/iwarpkit/iwarpkit/capture"
+)
+
+// countFile counts a capture's frames and those f accepts.
+func countFile(t *testing.T, path string, f func([]byte, layers.LinkType) bool) (all, passed int) {
+	t.Helper()
+	src, err := capture.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	for {
+		p, err := src.Next()
+		if err != nil {
+			return
+		}
+		all++
+		if f == nil || f(p.Data, src.LinkType(p.Interface)) {
+			passed++
+		}
+	}
+}
+
+// tcpdumpCount counts the packets tcpdump -r reads from path with expr, or
+// -1 without tcpdump.
+func tcpdumpCount(t *testing.T, path, expr string) int {
+	t.Helper()
+	bin, err := exec.LookPath("tcpdump")
+	if err != nil {
+		return -1
+	}
+	out, err := exec.Command(bin, "-n", "-r", path, expr).Output()
+	if err != nil {
+		t.Fatalf("tcpdump -r %s %q: %v", path, expr, err)
+	}
+	return strings.Count(string(out), "\n")
+}
+
+func TestCompileFileFilter(t *testing.T) {
+	path := siw + "crc_v2_rping.pcap"
+	for _, expr := range []string{"tcp", "tcp port 7174 or 4791", "not tcp", "src net 10.0.0.0/8 and tcp[13] == 2"} {
+		f, err := compileFileFilter(strings.Fields(expr))
+		if strings.Contains(expr, "[") {
+			if err == nil && buildTags == "" {
+				t.Errorf("%q: accepted by the pure-Go compiler", expr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", expr, err)
+		}
+		all, n := countFile(t, path, f)
+		if want := tcpdumpCount(t, path, expr); want >= 0 && n != want {
+			t.Errorf("%q: %d of %d frames pass, tcpdump reads %d", expr, n, all, want)
+		}
+	}
+	if f, err := compileFileFilter(nil); f != nil || err != nil {
+		t.Errorf("no expression: %v, %v", f != nil, err)
+	}
+	if _, err := compileFileFilter([]string{"port", "99999"}); err == nil {
+		t.Error("port 99999 accepted")
+	}
+}
+
+func parseLive(t *testing.T, args ...string) *liveFlags {
+	t.Helper()
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	l := addLiveFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func TestFileFilterFlags(t *testing.T) {
+	dir := t.TempDir()
+	path := siw + "crc_v2_rping.pcap"
+	ff := filepath.Join(dir, "f")
+	os.WriteFile(ff, []byte("# rping's connection\ntcp and\n  not port 22\n"), 0o644)
+	l := parseLive(t, "-F", ff)
+	f, err := l.fileFilter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, n := countFile(t, path, f)
+	g, _ := compileFileFilter([]string{"tcp and not port 22"})
+	if _, m := countFile(t, path, g); n != m || n == 0 {
+		t.Errorf("-F: %d frames, the same expression inline %d", n, m)
+	}
+	if _, err := l.fileFilter([]string{"tcp"}); err == nil {
+		t.Error("-F and an expression both accepted")
+	}
+	// --bpf-raw: tcpdump -ddd -y EN10MB tcp (tcpdump 4.99.3).
+	raw := filepath.Join(dir, "raw")
+	os.WriteFile(raw, []byte("12\n40 0 0 12\n21 0 2 2048\n48 0 0 23\n21 6 7 6\n21 0 6 34525\n48 0 0 20\n21 3 0 6\n21 0 3 44\n48 0 0 54\n21 0 1 6\n6 0 0 262144\n6 0 0 0\n"), 0o644)
+	l = parseLive(t, "--bpf-raw", "-F", raw)
+	f, err = l.fileFilter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ = compileFileFilter([]string{"tcp"})
+	_, n = countFile(t, path, f)
+	if _, m := countFile(t, path, g); n != m || n == 0 {
+		t.Errorf("--bpf-raw tcp: %d frames, compiled tcp %d", n, m)
+	}
+}
+
+// TestWrapFile: -r with a filter and -w writes exactly the frames that
+// pass, and decodes them.
+func TestWrapFile(t *testing.T) {
+	dir := t.TempDir()
+	w := filepath.Join(dir, "out.pcapng")
+	l := parseLive(t, "-w", w)
+	src, err := capture.Open(siw + "crc_v2_rping.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, code := l.wrapFile(src, []string{"tcp", "and", "not", "port", "22"}, io.Discard)
+	if ps == nil {
+		t.Fatalf("exit %d", code)
+	}
+	n := 0
+	for {
+		p, err := ps.Next()
+		if err != nil {
+			break
+		}
+		if p.Kind != capture.KindTCP {
+			t.Fatalf("frame %d passed: %v", p.Frame, p.Kind)
+		}
+		n++
+	}
+	if err := ps.Close(); err != nil {
+		t.Fatal(err)
+	}
+	all, m := countFile(t, w, nil)
+	if all != n || m != n || n == 0 {
+		t.Errorf("%d frames passed, %d written", n, all)
+	}
+	if _, code := l.wrapFile(src, []string{"port", "x-y"}, io.Discard); code != 2 {
+		t.Errorf("bad filter: exit %d", code)
+	}
+}
+
+func TestParseFileSize(t *testing.T) {
+	for s, want := range map[string]int64{"1": 1e6, "0.5": 5e5, "10k": 10240, "2M": 2 << 20, "1g": 1 << 30, "": 0} {
+		if got, err := parseFileSize(s); err != nil || got != want {
+			t.Errorf("parseFileSize(%q) = %d, %v; want %d", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"x", "-1", "0", "k"} {
+		if _, err := parseFileSize(s); err == nil {
+			t.Errorf("parseFileSize(%q) accepted", s)
+		}
+	}
+}

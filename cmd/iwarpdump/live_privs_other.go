@@ -1,0 +1,10 @@
+//go:build !unix
+
+package main
+
+import "errors"
+
+// dropPrivileges is not available on this platform.
+func dropPrivileges(name string) error {
+	return errors.New("dropping privileges is not supported on this platform")
+}
