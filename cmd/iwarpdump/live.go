@@ -64,7 +64,7 @@ func addLiveFlags(fs *flag.FlagSet) *liveFlags {
 	return l
 }
 
-func (l *liveFlags) active() bool      { return l.iface != "" || l.list }
+func (l *liveFlags) active() bool { return l.iface != "" || l.list }
 
 // filterText returns the filter: the -F file's contents, or the trailing
 // arguments joined by spaces, as tcpdump takes them.
