@@ -37,7 +37,6 @@ func extSchema(t *testing.T) *jsonschema.Schema {
 	return sch
 }
 
-
 // TestExtSchema validates every record of the other transports against the
 // schema with the proposed additions, and the iWARP captures too (the conn
 // branch changed).
