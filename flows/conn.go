@@ -138,7 +138,7 @@ func (c *conn) packet(p *capture.Packet) {
 	dir.lastTS = p.TS
 	dir.stream.Add(seg, dir)
 	if dir.hasPending() {
-		c.d.pending[dir] = struct{}{}
+		c.d.addPending(dir)
 	}
 	if c.rstSeen || (c.finSeen[0] && c.finSeen[1]) {
 		c.closed = true

@@ -57,14 +57,16 @@ func (o *Options) fill() {
 
 // Decoder turns packets into records. It is not safe for concurrent use.
 type Decoder struct {
-	opts    Options
-	emit    func(*Record)
-	conns   map[connKey]*conn
-	nextID  int
-	queue   orderQueue
-	order   uint64
-	frame   uint64 // the frame being processed
-	pending map[*direction]struct{}
+	opts   Options
+	emit   func(*Record)
+	conns  map[connKey]*conn
+	nextID int
+	queue  orderQueue
+	order  uint64
+	frame  uint64 // the frame being processed
+	// pending lists the directions that may still emit records about
+	// earlier frames (direction.inPending marks membership).
+	pending []*direction
 	// recent remembers the timestamps of the last frames seen, so that
 	// findings about an earlier frame carry its time.
 	recent    [recentFrames]frameTS
@@ -110,10 +112,9 @@ func keyOf(a, b netip.AddrPort) connKey {
 func NewDecoder(opts Options, emit func(*Record)) *Decoder {
 	opts.fill()
 	return &Decoder{
-		opts:    opts,
-		emit:    emit,
-		conns:   make(map[connKey]*conn),
-		pending: make(map[*direction]struct{}),
+		opts:  opts,
+		emit:  emit,
+		conns: make(map[connKey]*conn),
 	}
 }
 
@@ -176,7 +177,7 @@ func (d *Decoder) finish(c *conn) {
 	c.summarise()
 	delete(d.conns, keyOf(c.a, c.b))
 	for _, dir := range c.dirs {
-		delete(d.pending, dir)
+		d.dropPending(dir)
 	}
 }
 
@@ -196,6 +197,31 @@ func (d *Decoder) evictIdle() {
 	d.finish(victim)
 }
 
+// addPending notes that dir may hold octets or messages of earlier frames.
+func (d *Decoder) addPending(dir *direction) {
+	if !dir.inPending {
+		dir.inPending = true
+		d.pending = append(d.pending, dir)
+	}
+}
+
+// dropPending forgets dir (its connection is finished).
+func (d *Decoder) dropPending(dir *direction) {
+	if !dir.inPending {
+		return
+	}
+	dir.inPending = false
+	for i, x := range d.pending {
+		if x == dir {
+			n := len(d.pending)
+			copy(d.pending[i:], d.pending[i+1:])
+			d.pending[n-1] = nil
+			d.pending = d.pending[:n-1]
+			return
+		}
+	}
+}
+
 // push queues a record for ordered release.
 func (d *Decoder) push(r *Record) {
 	d.order++
@@ -207,15 +233,19 @@ func (d *Decoder) push(r *Record) {
 func (d *Decoder) release(all bool) {
 	limit := d.frame + 1
 	if !all {
-		for dir := range d.pending {
+		kept := d.pending[:0]
+		for _, dir := range d.pending {
 			if f, ok := dir.pendingFrame(); ok {
 				if f < limit {
 					limit = f
 				}
+				kept = append(kept, dir)
 			} else {
-				delete(d.pending, dir)
+				dir.inPending = false
 			}
 		}
+		clear(d.pending[len(kept):])
+		d.pending = kept
 	}
 	if f, ok := d.extPending(); ok && f < limit && !all {
 		limit = f

@@ -45,6 +45,8 @@ type direction struct {
 	side   side
 	stream *reassembly.Stream
 	mode   dmode
+	// inPending: listed in Decoder.pending.
+	inPending bool
 
 	data []byte // data[head:] holds stream octets [bufOff, bufOff+len)
 	head int
@@ -549,7 +551,14 @@ func (d *direction) parseFPDU() bool {
 		}
 	}
 	d.sawFPDU = true
-	if !d.overlapsHole(s, s+uint64(wire)) && !d.crcValidates(b[:wire]) {
+	crc := crcNotComputed
+	if !d.overlapsHole(s, s+uint64(wire)) && d.crc && wire >= mpa.MinFPDULen {
+		crc = crcComputedBad
+		if d.crcValidates(b[:wire]) {
+			crc = crcComputedOK
+		}
+	}
+	if crc != crcComputedOK && !d.overlapsHole(s, s+uint64(wire)) {
 		if _, plausible := d.plausible(b[:wire], s, d.markers, d.grid); !plausible {
 			d.c.finding(nil, dissect.SeverityWarning, "mpa.sync_lost",
 				"the octets at seq "+strconv.FormatUint(uint64(d.seqOf(s)), 10)+" are not a valid FPDU header; resynchronising",
@@ -559,7 +568,7 @@ func (d *direction) parseFPDU() bool {
 			return true
 		}
 	}
-	d.emitFPDU(s, b[:wire], wire, ulen)
+	d.emitFPDU(s, b[:wire], wire, ulen, crc)
 	d.consume(wire)
 	return true
 }
@@ -607,12 +616,22 @@ func (d *direction) emitPartial(gapEnd uint64) {
 		gapEnd = s + uint64(wire)
 	}
 	d.holes = append(d.holes, hole{s + uint64(len(b)), gapEnd})
-	d.emitFPDU(s, b, wire, ulen)
+	d.emitFPDU(s, b, wire, ulen, crcNotComputed)
 }
+
+// crcState carries a CRC32c verdict parseFPDU already computed into
+// emitFPDU, so that each FPDU's octets are summed once.
+type crcState uint8
+
+const (
+	crcNotComputed crcState = iota
+	crcComputedOK
+	crcComputedBad
+)
 
 // emitFPDU builds the record of the FPDU at stream offset s whose wire
 // length is wire; have holds its captured octets (all of them, or a prefix).
-func (d *direction) emitFPDU(s uint64, have []byte, wire, ulen int) {
+func (d *direction) emitFPDU(s uint64, have []byte, wire, ulen int, crc crcState) {
 	c := d.c
 	// One allocation for the record, its FPDU part and up to two frames.
 	box := &fpduBox{}
@@ -659,7 +678,7 @@ func (d *direction) emitFPDU(s uint64, have []byte, wire, ulen int) {
 		switch {
 		case !d.crc:
 			fr.CRCStatus = CRCUnchecked
-		case mpa.CRC32C(have[:wire-mpa.CRCLen]) == fr.CRC:
+		case crc == crcComputedOK || (crc == crcNotComputed && mpa.CRC32C(have[:wire-mpa.CRCLen]) == fr.CRC):
 			fr.CRCStatus = CRCOK
 		default:
 			fr.CRCStatus = CRCBad

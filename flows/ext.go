@@ -572,6 +572,9 @@ func (a *assoc) pendingFrame() (uint64, bool) {
 // must not release records from that frame on: it is the counterpart of
 // direction.pendingFrame for the TCP connections.
 func (d *Decoder) extPending() (uint64, bool) {
+	if len(d.ext.open) == 0 {
+		return 0, false
+	}
 	var f uint64
 	ok := false
 	for a := range d.ext.open {

@@ -29,20 +29,42 @@ type msgState struct {
 // messages gathers the segments of RDMA messages in one direction.
 type messages struct {
 	open_ map[msgKey]*msgState
+	// The first frame of the oldest open message, kept up to date on
+	// insertion and recomputed lazily after a deletion made it stale:
+	// Decoder.release asks for it after every packet.
+	oldestF     uint64
+	oldestOK    bool
+	oldestStale bool
+}
+
+// del removes an open message, marking the cached oldest frame stale when
+// it was that message's.
+func (m *messages) del(k msgKey, frame uint64) {
+	delete(m.open_, k)
+	if m.oldestOK && frame <= m.oldestF {
+		m.oldestStale = true
+	}
 }
 
 func (m *messages) open() int { return len(m.open_) }
 
 // oldest returns the first frame of the oldest message still being gathered.
 func (m *messages) oldest() (uint64, bool) {
-	var f uint64
-	ok := false
-	for _, s := range m.open_ {
-		if !ok || s.frame < f {
-			f, ok = s.frame, true
-		}
+	if len(m.open_) == 0 {
+		m.oldestOK, m.oldestStale = false, false
+		return 0, false
 	}
-	return f, ok
+	if m.oldestStale || !m.oldestOK {
+		var f uint64
+		ok := false
+		for _, s := range m.open_ {
+			if !ok || s.frame < f {
+				f, ok = s.frame, true
+			}
+		}
+		m.oldestF, m.oldestOK, m.oldestStale = f, ok, false
+	}
+	return m.oldestF, m.oldestOK
 }
 
 // pendingRead is an RDMA Read Request waiting for its Read Response.
@@ -87,6 +109,9 @@ func (m *messages) add(d *direction, rec *Record) {
 		}
 		s.rec = &s.m
 		m.open_[k] = s
+		if m.oldestOK && !m.oldestStale && rec.Frame < m.oldestF {
+			m.oldestF = rec.Frame
+		}
 	} else if off != s.nextOff {
 		what := "MO"
 		if seg.DDP.T {
@@ -101,7 +126,7 @@ func (m *messages) add(d *direction, rec *Record) {
 	s.lastTS = rec.TS
 	s.nextOff = off + uint64(fr.PayloadLen)
 	if seg.DDP.L {
-		delete(m.open_, k)
+		m.del(k, s.frame)
 		m.complete(d, s, seg)
 	}
 }
@@ -147,7 +172,7 @@ func (m *messages) evictOldest(d *direction) {
 		}
 	}
 	if ok {
-		delete(m.open_, kk)
+		m.del(kk, f)
 		d.c.finding(nil, dissect.SeverityWarning, "ddp.message_incomplete",
 			"an RDMA message never got its last segment (L=1) before the gather limit", "RFC 5041 §5", f)
 	}
@@ -164,7 +189,7 @@ func (m *messages) flush(d *direction) {
 				kk, f, ok = k, s.frame, true
 			}
 		}
-		delete(m.open_, kk)
+		m.del(kk, f)
 		d.c.finding(nil, dissect.SeverityNote, "ddp.message_incomplete",
 			"an RDMA message was still incomplete (no segment with L=1) when the capture or connection ended", "RFC 5041 §5", f)
 	}

@@ -63,6 +63,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Var(&stats, "z", "print statistics after the decode: `TABLE` is conn, ops, findings or latency (repeatable; with -q no records are printed)")
 	fs.Var(&reports, "report", "write a report for CI: `KIND:FILE` with KIND junit, sarif or html (repeatable)")
 	live := addLiveFlags(fs)
+	prof := addProfileFlags(fs)
 	fs.Var(&forces, "decode-as", "force iWARP decoding of matching connections; `SPEC` is tcp.port==N[,markers=to|from|both|none][,crc=on|off][,host=ADDR][,origin=isn] (repeatable; \"to\" is the direction towards the port)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -224,6 +225,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		_, _ = w.Write(buf)
 	}
+	stopProfile := prof.start(stderr)
+	defer stopProfile()
 	dec := flows.NewDecoder(opts, emit)
 	damaged := false
 	var n uint64
