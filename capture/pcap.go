@@ -6,16 +6,16 @@ import (
 	"io"
 	"time"
 
+	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 )
 
-// pcapReader reads the classic libpcap format with pcapgo. Before handing a
-// record to pcapgo it peeks at the record header itself, so that it knows
-// the record's offset, refuses a record longer than MaxRecordLength before
-// pcapgo allocates for it, and steps over a record whose captured length
-// exceeds its original length (pcapgo would stop there with the stream out
-// of step).
+// pcapReader reads the classic libpcap format: pcapgo reads the file header;
+// records are read in place from the bufio buffer (larger than any record),
+// so no octet is copied twice. It knows each record's offset, refuses a
+// record longer than MaxRecordLength before reading it, and steps over a
+// record whose captured length exceeds its original length.
 type pcapReader struct {
 	br    *bufio.Reader // shared with pcapgo, which uses it as is
 	r     *pcapgo.Reader
@@ -88,12 +88,27 @@ func (p *pcapReader) read(rec *record) (int64, error) {
 		p.off += int64(n)
 		return off, nil
 	}
-	data, ci, err := p.r.ZeroCopyReadPacketData()
-	if err != nil {
+	// The record is read in place from the bufio buffer (larger than any
+	// record, readerBufferSize): no copy. pcapgo's own reader would copy
+	// every octet once more.
+	n := pcapRecordHdrSize + int(caplen)
+	b, err := p.br.Peek(n)
+	if len(b) < n {
 		return off, unexpected(err)
 	}
-	rec.data, rec.ci, rec.link = data, ci, p.link
-	p.off += pcapRecordHdrSize + int64(caplen)
+	sec, frac := p.u32(h[0:4]), p.u32(h[4:8])
+	ns := int64(frac)
+	if !p.nanos {
+		ns *= 1000
+	}
+	rec.ci = gopacket.CaptureInfo{
+		Timestamp:     time.Unix(int64(sec), ns).UTC(),
+		CaptureLength: int(caplen),
+		Length:        int(wirelen),
+	}
+	rec.data, rec.link, rec.bad = b[pcapRecordHdrSize:n:n], p.link, nil
+	_, _ = p.br.Discard(n)
+	p.off += int64(n)
 	return off, nil
 }
 

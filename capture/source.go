@@ -30,7 +30,7 @@ const (
 	magicModifiedLE   = 0x34cdb2a1
 	magicPcapngSHB    = 0x0a0d0d0a
 	gzipID1, gzipID2  = 0x1f, 0x8b
-	readerBufferSize  = 64 << 10
+	readerBufferSize  = 1 << 20 // > MaxRecordLength: pcap records are read in place
 	pcapRecordHdrSize = 16
 )
 

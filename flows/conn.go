@@ -26,6 +26,13 @@ type conn struct {
 	initiator side // noSide until a SYN or an MPA Request says
 	synSeen   bool
 
+	// recent remembers the timestamps of the connection's last frames,
+	// so that findings about an earlier frame carry its time. It is per
+	// connection, never global, so that a connection decodes the same
+	// whichever other connections share its Decoder (Parallel).
+	recent    [connRecent]frameTS
+	recentIdx int
+
 	req, rep       *MPARecord
 	reqFrame       uint64
 	rejected       bool
@@ -98,6 +105,8 @@ func (c *conn) dirOf(s side) Dir {
 
 func (c *conn) packet(p *capture.Packet) {
 	c.lastFrame = p.Frame
+	c.recent[c.recentIdx] = frameTS{p.Frame, p.TS}
+	c.recentIdx = (c.recentIdx + 1) % connRecent
 	s := c.sideOf(p.Src)
 	if p.Flags&capture.FlagSYN != 0 && p.Flags&capture.FlagACK == 0 && c.initiator == noSide {
 		c.initiator = s
@@ -196,8 +205,10 @@ func (c *conn) finding(rec *Record, sev dissect.Severity, code, msg, ref string,
 // tsOf returns the timestamp of a frame of this connection, as well as it is
 // known (the latest timestamp seen otherwise).
 func (c *conn) tsOf(frame uint64) time.Time {
-	if ts, ok := c.d.frameTime(frame); ok {
-		return ts
+	for i := range c.recent {
+		if e := &c.recent[i]; e.frame == frame && frame != 0 {
+			return e.ts
+		}
 	}
 	for _, d := range c.dirs {
 		if ts, ok := d.frameTS(frame); ok {
@@ -286,6 +297,9 @@ func (c *conn) onMPA(dir *direction, rec *Record) {
 		}
 	}
 }
+
+// connRecent is how many frame timestamps a connection remembers.
+const connRecent = 16
 
 // summarise queues the connection's conn record.
 func (c *conn) summarise() {

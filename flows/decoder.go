@@ -1,6 +1,7 @@
 package flows
 
 import (
+	"math"
 	"net/netip"
 	"time"
 
@@ -67,12 +68,21 @@ type Decoder struct {
 	// pending lists the directions that may still emit records about
 	// earlier frames (direction.inPending marks membership).
 	pending []*direction
-	// recent remembers the timestamps of the last frames seen, so that
-	// findings about an earlier frame carry its time.
+	// recent remembers the timestamps of the last non-TCP frames seen, so
+	// that findings about an earlier frame carry its time (TCP connections
+	// keep their own, conn.recent).
 	recent    [recentFrames]frameTS
 	recentIdx int
 	// ext is the state of the non-TCP transports (ext.go).
 	ext extState
+	// worker: the Decoder is one of a Parallel's. It hands every record
+	// to out as it is queued, with the internal recNewID and recConnEnd
+	// records, and notes after each packet the frame and its pending
+	// limit in steps; the merge orders (parallel.go).
+	worker bool
+	pkt    uint32
+	out    []*Record
+	steps  []pstep
 }
 
 type frameTS struct {
@@ -122,10 +132,10 @@ func NewDecoder(opts Options, emit func(*Record)) *Decoder {
 // The packet's payload is not kept after Packet returns.
 func (d *Decoder) Packet(p *capture.Packet) {
 	d.frame = p.Frame
-	d.recent[d.recentIdx] = frameTS{p.Frame, p.TS}
-	d.recentIdx = (d.recentIdx + 1) % recentFrames
 	if p.Kind != capture.KindTCP {
 		// RoCEv2 connection management and DDP over SCTP (ext.go).
+		d.recent[d.recentIdx] = frameTS{p.Frame, p.TS}
+		d.recentIdx = (d.recentIdx + 1) % recentFrames
 		d.otherPacket(p)
 		d.release(false)
 		return
@@ -143,8 +153,7 @@ func (d *Decoder) Packet(p *capture.Packet) {
 		if len(d.conns) >= d.opts.MaxConns {
 			d.evictIdle()
 		}
-		c = newConn(d, d.nextID, p.Src, p.Dst, p.Frame, p.TS)
-		d.nextID++
+		c = newConn(d, d.newID(), p.Src, p.Dst, p.Frame, p.TS)
 		d.conns[k] = c
 	}
 	c.packet(p)
@@ -179,6 +188,11 @@ func (d *Decoder) finish(c *conn) {
 	for _, dir := range c.dirs {
 		d.dropPending(dir)
 	}
+	if d.worker {
+		r := mkRecord(recConnEnd, c.lastFrame, time.Time{})
+		r.Conn = c.id
+		d.push(r)
+	}
 }
 
 // evictIdle removes the connection that has been idle the longest.
@@ -195,6 +209,20 @@ func (d *Decoder) evictIdle() {
 	victim.finding(nil, dissect.SeverityWarning, "cap.conn_evicted",
 		"connection table full: the connection idle the longest was closed early", "", victim.lastFrame)
 	d.finish(victim)
+}
+
+// newID allocates a connection id. A Parallel worker also queues a
+// recNewID record at the current frame, so that the merge can number the
+// connections of all workers in the order a single Decoder would.
+func (d *Decoder) newID() int {
+	id := d.nextID
+	d.nextID++
+	if d.worker {
+		r := mkRecord(recNewID, d.frame, time.Time{})
+		r.Conn = id
+		d.push(r)
+	}
+	return id
 }
 
 // addPending notes that dir may hold octets or messages of earlier frames.
@@ -226,30 +254,24 @@ func (d *Decoder) dropPending(dir *direction) {
 func (d *Decoder) push(r *Record) {
 	d.order++
 	r.order = d.order
+	if d.worker {
+		// The merge orders records as this Decoder would (parallel.go).
+		r.pkt = d.pkt
+		d.out = append(d.out, r)
+		return
+	}
 	d.queue.push(r)
 }
 
 // release emits queued records that no unfinished data can precede.
 func (d *Decoder) release(all bool) {
-	limit := d.frame + 1
-	if !all {
-		kept := d.pending[:0]
-		for _, dir := range d.pending {
-			if f, ok := dir.pendingFrame(); ok {
-				if f < limit {
-					limit = f
-				}
-				kept = append(kept, dir)
-			} else {
-				dir.inPending = false
-			}
+	if d.worker {
+		if !all {
+			d.steps = append(d.steps, pstep{frame: d.frame, pend: d.pendingLimit()})
 		}
-		clear(d.pending[len(kept):])
-		d.pending = kept
+		return
 	}
-	if f, ok := d.extPending(); ok && f < limit && !all {
-		limit = f
-	}
+	limit := min(d.frame+1, d.pendingLimit())
 	for len(d.queue) > 0 {
 		r := d.queue.peek()
 		if !all && r.Frame >= limit && len(d.queue) <= d.opts.MaxHeld {
@@ -257,6 +279,30 @@ func (d *Decoder) release(all bool) {
 		}
 		d.emit(d.queue.pop())
 	}
+}
+
+// pendingLimit is the earliest frame whose octets a connection (or a
+// non-TCP association) still holds, math.MaxUint64 when none: a record
+// may still be queued for that frame.
+func (d *Decoder) pendingLimit() uint64 {
+	limit := uint64(math.MaxUint64)
+	kept := d.pending[:0]
+	for _, dir := range d.pending {
+		if f, ok := dir.pendingFrame(); ok {
+			if f < limit {
+				limit = f
+			}
+			kept = append(kept, dir)
+		} else {
+			dir.inPending = false
+		}
+	}
+	clear(d.pending[len(kept):])
+	d.pending = kept
+	if f, ok := d.extPending(); ok && f < limit {
+		limit = f
+	}
+	return limit
 }
 
 // tsOf is a helper for records built from a frame number and timestamp.

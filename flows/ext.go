@@ -171,8 +171,7 @@ func (d *Decoder) rocePacket(p *capture.Packet) {
 		}
 	}
 	if ex == nil {
-		ex = &cmExch{id: d.nextID, sum: CMSummary{FirstFrame: p.Frame}}
-		d.nextID++
+		ex = &cmExch{id: d.newID(), sum: CMSummary{FirstFrame: p.Frame}}
 		e.cmAll = append(e.cmAll, ex)
 		if len(e.cmAll) > d.opts.MaxConns {
 			d.evictCM()
@@ -484,8 +483,7 @@ func (d *Decoder) sctpPacket(p *capture.Packet, pkt []byte) {
 // reassembles fragmented user messages, and decodes whole ones.
 func (d *Decoder) sctpData(p *capture.Packet, a *assoc, side int, dc sctp.Data) {
 	if a.id < 0 {
-		a.id = d.nextID
-		d.nextID++
+		a.id = d.newID()
 	}
 	sd := &a.dirs[side]
 	if sd.seen == nil {

@@ -21,6 +21,13 @@ const (
 	RecConn
 )
 
+// Internal record types a Parallel worker queues for the merge; they never
+// reach a consumer.
+const (
+	recNewID   RecordType = 254 // a connection id was allocated at Frame
+	recConnEnd RecordType = 255 // the connection was finished
+)
+
 var recNames = [...]string{"", "mpa", "fpdu", "message", "finding", "conn",
 	RecCM: "cm", RecDDPSCTP: "ddp", RecSCTPSession: "sctp_session", RecExtConn: "conn"}
 
@@ -107,6 +114,7 @@ type Record struct {
 	SCTP    *SCTPRecord // RecDDPSCTP, RecSCTPSession, and RecExtConn of an SCTP association
 
 	order uint64 // tie-breaker for deterministic output order
+	pkt   uint32 // Parallel: index in its worker's batch of the packet that queued it
 }
 
 // MPARecord is an MPA Request or Reply frame (RFC 5044 §7.1).

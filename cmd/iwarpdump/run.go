@@ -9,6 +9,7 @@ import (
 	"io"
 	iofs "io/fs"
 	"os"
+	"runtime"
 	"strings"
 
 	"github.com/iwarpkit/iwarpkit/capture"
@@ -58,6 +59,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		stats   listFlag
 		reports listFlag
 		failOn  = fs.String("fail-on", "", "exit 1 when a finding of `LEVEL` (error, warning or note) or worse is seen")
+		jobs    = fs.Int("j", 1, "decode capture files with `N` workers, connections spread across them; the output is the same as with 1 (0: one per CPU)")
 	)
 	fs.Var(&files, "r", "read packets from `FILE` (pcap or pcapng, optionally gzip-compressed; - for standard input); repeat -r or give a quoted glob to merge several files in timestamp order")
 	fs.Var(&stats, "z", "print statistics after the decode: `TABLE` is conn, ops, findings or latency (repeatable; with -q no records are printed)")
@@ -227,7 +229,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	stopProfile := prof.start(stderr)
 	defer stopProfile()
-	dec := flows.NewDecoder(opts, emit)
+	var dec interface {
+		Packet(*capture.Packet)
+		Close()
+	}
+	workers := *jobs
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if workers > 1 && !live.active() {
+		par, err := flows.NewParallel(opts, workers, emit)
+		if err != nil {
+			fmt.Fprintf(stderr, "iwarpdump: -j: %v\n", err)
+			return 2
+		}
+		dec = par
+	} else {
+		dec = flows.NewDecoder(opts, emit)
+	}
 	damaged := false
 	var n uint64
 	for {

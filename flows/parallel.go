@@ -1,0 +1,405 @@
+package flows
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"net/netip"
+	"time"
+	"unsafe"
+
+	"github.com/iwarpkit/iwarpkit/capture"
+)
+
+// Parallel decodes with several workers, one Decoder each, and hands the
+// records to emit in the order, with the connection ids, a single Decoder
+// would give: the output is byte for byte the same (issue 6).
+//
+// How: the caller's goroutine (Packet) copies each packet into a batch for
+// the worker that owns its connection (a hash of the unordered 4-tuple,
+// so both directions meet); non-TCP packets (RoCEv2 CM, SCTP) all go to
+// worker 0, whose exchanges are keyed across flows. A round of batches,
+// one per worker, is cut every [parallelRound] octets. A connection's
+// records depend only on its own packets (a Decoder shares nothing across
+// connections but the id counter), so each worker decodes its share alone;
+// instead of ordering its records it hands them over tagged with the packet
+// that queued them, and notes after each packet the earliest frame its
+// connections still hold octets of. The merge goroutine replays the round
+// in capture order with one ordering queue, exactly as a single Decoder
+// releases: after each packet, every record below min(next frame, earliest
+// held frame over all workers), lowest (frame, queue order) first, and
+// everything at Close. Connection ids: a worker queues an internal record
+// where it allocates an id; the merge numbers them in capture order and
+// rewrites Conn.
+//
+// Equal output holds while the connection cap is not reached: MaxConns
+// applies per worker. Options.Payload is not supported (it would be called
+// from several goroutines).
+type Parallel struct {
+	emit    func(*Record)
+	maxHeld int
+	workers []*pworker
+	results []chan pround // per worker, in round order
+	owners  chan []uint8  // per round: the worker of each packet, in capture order
+	merged  chan struct{}
+
+	cur     []*pbatch // the round being filled, one batch per worker
+	own     []uint8
+	curSize int
+	closed  bool
+}
+
+// parallelRound is the octets copied per round of batches.
+const parallelRound = 256 << 10
+
+// MaxWorkers is the most workers a Parallel runs.
+const MaxWorkers = 64
+
+// ErrParallelPayload: Options.Payload cannot be used with several workers.
+var ErrParallelPayload = errors.New("flows: Options.Payload needs a single Decoder")
+
+// pbatch is one worker's share of a round: packets whose payload (TCP) or
+// whole frame (anything else) is copied into arena.
+type pbatch struct {
+	pkts  []pmeta
+	errs  []error // Packet.Err of KindBad packets, pmeta.err indexes it
+	arena []byte
+	last  bool // Close: end every connection after the packets
+}
+
+// pmeta is a capture.Packet without pointers, so that batches copy and
+// scan cheaply; start, end, payOff and payLen locate its octets in the
+// arena (for a frame: where its payload sits in it).
+type pmeta struct {
+	frame                uint64
+	sec                  int64
+	nsec                 int32
+	iface                int32
+	capLen, wireLen      int32
+	payWire              int32
+	start, end           int32
+	payOff, payLen       int32
+	err                  int32 // -1: none
+	seq, ack             uint32
+	sport, dport         uint16
+	window               uint16
+	kind                 capture.Kind
+	flags                capture.TCPFlags
+	ipv6, fragment       bool
+	srcFamily, dstFamily uint8 // 0 invalid, 4, 6
+	src, dst             [16]byte
+}
+
+// addrBits stores an address in a pmeta.
+func addrBits(a netip.Addr) (uint8, [16]byte) {
+	switch {
+	case a.Is4():
+		return 4, a.As16()
+	case a.IsValid():
+		return 6, a.As16()
+	}
+	return 0, [16]byte{}
+}
+
+// addrOf is the inverse of addrBits.
+func addrOf(family uint8, b [16]byte) netip.Addr {
+	switch family {
+	case 4:
+		return netip.AddrFrom4([4]byte(b[12:16]))
+	case 6:
+		return netip.AddrFrom16(b)
+	}
+	return netip.Addr{}
+}
+
+// packet rebuilds the capture.Packet.
+func (m *pmeta) packet(b *pbatch) capture.Packet {
+	p := capture.Packet{
+		Frame:          m.frame,
+		TS:             time.Unix(m.sec, int64(m.nsec)).UTC(),
+		Interface:      int(m.iface),
+		CapLen:         int(m.capLen),
+		WireLen:        int(m.wireLen),
+		Kind:           m.kind,
+		IPv6:           m.ipv6,
+		Fragment:       m.fragment,
+		Seq:            m.seq,
+		Ack:            m.ack,
+		Flags:          m.flags,
+		Window:         m.window,
+		PayloadWireLen: int(m.payWire),
+	}
+	if m.err >= 0 {
+		p.Err = b.errs[m.err]
+	}
+	if m.srcFamily != 0 {
+		p.Src = netip.AddrPortFrom(addrOf(m.srcFamily, m.src), m.sport)
+	}
+	if m.dstFamily != 0 {
+		p.Dst = netip.AddrPortFrom(addrOf(m.dstFamily, m.dst), m.dport)
+	}
+	o := b.arena[m.start:m.end:m.end]
+	if m.kind == capture.KindTCP {
+		p.Payload = o
+	} else {
+		p.Data = o
+		p.Payload = o[m.payOff : m.payOff+m.payLen : m.payOff+m.payLen]
+	}
+	return p
+}
+
+// pstep is what a worker notes after a packet: its frame, and the earliest
+// frame its connections still hold (math.MaxUint64: none).
+type pstep struct{ frame, pend uint64 }
+
+// pround is a worker's answer for one round: the records it queued, each
+// tagged with the index of the packet that queued it (len(steps) for those
+// queued at Close), and a step per packet.
+type pround struct {
+	recs  []*Record
+	steps []pstep
+}
+
+type pworker struct {
+	dec  *Decoder
+	in   chan *pbatch
+	free chan *pbatch
+}
+
+// NewParallel returns a Parallel with n workers (1 <= n <= MaxWorkers)
+// that hands every record to emit in the order a Decoder would. emit is
+// called from one goroutine, not the caller's, and never concurrently; it
+// may keep the record.
+func NewParallel(opts Options, n int, emit func(*Record)) (*Parallel, error) {
+	if opts.Payload != nil {
+		return nil, ErrParallelPayload
+	}
+	n = max(1, min(n, MaxWorkers))
+	opts.fill()
+	p := &Parallel{emit: emit, maxHeld: opts.MaxHeld,
+		merged: make(chan struct{}), owners: make(chan []uint8, 4)}
+	for i := 0; i < n; i++ {
+		w := &pworker{in: make(chan *pbatch, 4), free: make(chan *pbatch, 4)}
+		w.dec = NewDecoder(opts, nil)
+		w.dec.worker = true
+		for j := 0; j < 3; j++ {
+			w.free <- &pbatch{}
+		}
+		res := make(chan pround, 4)
+		p.workers = append(p.workers, w)
+		p.results = append(p.results, res)
+		go w.run(res)
+	}
+	p.cur = make([]*pbatch, n)
+	p.take()
+	go p.merge()
+	return p, nil
+}
+
+// take gets an empty batch for every worker.
+func (p *Parallel) take() {
+	for i, w := range p.workers {
+		b := <-w.free
+		clear(b.errs)
+		b.pkts, b.errs, b.arena = b.pkts[:0], b.errs[:0], b.arena[:0]
+		b.last = false
+		p.cur[i] = b
+	}
+	p.own = make([]uint8, 0, 1024)
+	p.curSize = 0
+}
+
+// Packet copies one packet into the batch of the worker that owns it.
+// Like Decoder.Packet, the packet is not kept after Packet returns.
+func (p *Parallel) Packet(pk *capture.Packet) {
+	if p.closed {
+		return
+	}
+	w := 0
+	if pk.Kind == capture.KindTCP && len(p.workers) > 1 {
+		w = int(symHash(pk.Src, pk.Dst) % uint64(len(p.workers)))
+	}
+	b := p.cur[w]
+	m := pmeta{
+		frame: pk.Frame, sec: pk.TS.Unix(), nsec: int32(pk.TS.Nanosecond()),
+		iface: int32(pk.Interface), capLen: int32(pk.CapLen), wireLen: int32(pk.WireLen),
+		payWire: int32(pk.PayloadWireLen), err: -1, seq: pk.Seq, ack: pk.Ack,
+		sport: pk.Src.Port(), dport: pk.Dst.Port(), window: pk.Window,
+		kind: pk.Kind, flags: pk.Flags, ipv6: pk.IPv6, fragment: pk.Fragment,
+	}
+	m.srcFamily, m.src = addrBits(pk.Src.Addr())
+	m.dstFamily, m.dst = addrBits(pk.Dst.Addr())
+	if pk.Err != nil {
+		m.err = int32(len(b.errs))
+		b.errs = append(b.errs, pk.Err)
+	}
+	m.start = int32(len(b.arena))
+	if pk.Kind == capture.KindTCP {
+		b.arena = append(b.arena, pk.Payload...)
+	} else {
+		b.arena = append(b.arena, pk.Data...)
+		m.payOff, m.payLen = int32(subOffset(pk.Data, pk.Payload)), int32(len(pk.Payload))
+		if int(m.payOff)+int(m.payLen) > len(pk.Data) {
+			m.payLen = 0
+		}
+	}
+	m.end = int32(len(b.arena))
+	b.pkts = append(b.pkts, m)
+	p.own = append(p.own, uint8(w))
+	p.curSize += int(m.end-m.start) + 64
+	if p.curSize >= parallelRound {
+		p.send(false)
+	}
+}
+
+// symHash is a hash of a TCP connection's two endpoints that does not
+// depend on their order, for sharding.
+func symHash(a, b netip.AddrPort) uint64 {
+	return endHash(a) + endHash(b)
+}
+
+func endHash(x netip.AddrPort) uint64 {
+	b := x.Addr().As16()
+	h := binary.LittleEndian.Uint64(b[:8])*0x9e3779b97f4a7c15 ^ binary.LittleEndian.Uint64(b[8:])*0xc2b2ae3d27d4eb4f ^ uint64(x.Port())*0x165667b19e3779f9
+	h ^= h >> 29
+	h *= 0xbf58476d1ce4e5b9
+	return h ^ h>>32
+}
+
+// subOffset is the offset of sub inside frame, or len(frame) when sub is
+// empty or not inside it.
+func subOffset(frame, sub []byte) int {
+	if len(sub) == 0 || len(frame) == 0 {
+		return len(frame)
+	}
+	f := uintptr(unsafe.Pointer(unsafe.SliceData(frame)))
+	s := uintptr(unsafe.Pointer(unsafe.SliceData(sub)))
+	if s < f || s+uintptr(len(sub)) > f+uintptr(len(frame)) {
+		return len(frame)
+	}
+	return int(s - f)
+}
+
+// send hands the current round to the workers and the merge.
+func (p *Parallel) send(last bool) {
+	p.owners <- p.own
+	for i, w := range p.workers {
+		b := p.cur[i]
+		b.last = last
+		w.in <- b
+	}
+	if !last {
+		p.take()
+	}
+}
+
+// Close decodes what is left, ends every connection and returns when
+// every record has been emitted.
+func (p *Parallel) Close() {
+	if p.closed {
+		return
+	}
+	p.closed = true
+	p.send(true)
+	close(p.owners)
+	for _, w := range p.workers {
+		close(w.in)
+	}
+	<-p.merged
+}
+
+// run decodes batches until the input closes.
+func (w *pworker) run(res chan<- pround) {
+	defer close(res)
+	d := w.dec
+	for b := range w.in {
+		for i := range b.pkts {
+			pk := b.pkts[i].packet(b)
+			d.pkt = uint32(i)
+			d.Packet(&pk)
+		}
+		if b.last {
+			d.pkt = uint32(len(b.pkts))
+			d.Close()
+		}
+		res <- pround{recs: d.out, steps: d.steps}
+		d.out, d.steps = nil, nil
+		w.free <- b
+	}
+}
+
+// merge replays each round in capture order and emits the records as a
+// single Decoder would release them.
+func (p *Parallel) merge() {
+	defer close(p.merged)
+	n := len(p.workers)
+	var q orderQueue
+	pend := make([]uint64, n)
+	for i := range pend {
+		pend[i] = math.MaxUint64
+	}
+	rounds := make([]pround, n)
+	next := make([]int, n) // per worker: the next record of the round
+	step := make([]int, n) // per worker: the next step of the round
+	ids := make(map[[2]int]int)
+	nextID := 0
+	// take queues worker w's records up to packet k (inclusive).
+	take := func(w int, k uint32) {
+		recs := rounds[w].recs
+		for next[w] < len(recs) && recs[next[w]].pkt <= k {
+			r := recs[next[w]]
+			recs[next[w]] = nil
+			next[w]++
+			// Records of one frame all come from one worker, so the
+			// worker's queue order breaks ties; its index rides along.
+			r.order = r.order<<8 | uint64(w)
+			if r.Type == recNewID {
+				ids[[2]int{w, r.Conn}] = nextID
+				nextID++
+			}
+			q.push(r)
+		}
+	}
+	out := func(r *Record) {
+		k := [2]int{int(r.order & 0xff), r.Conn}
+		switch r.Type {
+		case recNewID:
+			return
+		case recConnEnd:
+			delete(ids, k)
+			return
+		}
+		if g, ok := ids[k]; ok {
+			r.Conn = g
+		}
+		p.emit(r)
+	}
+	for own := range p.owners {
+		for w := 0; w < n; w++ {
+			rounds[w] = <-p.results[w]
+			next[w], step[w] = 0, 0
+		}
+		for _, w8 := range own {
+			w := int(w8)
+			k := step[w]
+			step[w]++
+			take(w, uint32(k))
+			st := rounds[w].steps[k]
+			pend[w] = st.pend
+			limit := st.frame + 1
+			for _, f := range pend {
+				limit = min(limit, f)
+			}
+			for len(q) > 0 && (q.peek().Frame < limit || len(q) > p.maxHeld) {
+				out(q.pop())
+			}
+		}
+		// Records queued after the round's packets: at Close.
+		for w := 0; w < n; w++ {
+			take(w, math.MaxUint32)
+		}
+	}
+	for len(q) > 0 {
+		out(q.pop())
+	}
+}

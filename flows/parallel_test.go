@@ -1,0 +1,168 @@
+package flows_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/iwarpkit/iwarpkit/capture"
+	"github.com/iwarpkit/iwarpkit/flows"
+	"github.com/iwarpkit/iwarpkit/format"
+	"github.com/iwarpkit/iwarpkit/internal/damage"
+	"github.com/iwarpkit/iwarpkit/synth"
+)
+
+// packetDecoder is what Decoder and Parallel have in common.
+type packetDecoder interface {
+	Packet(*capture.Packet)
+	Close()
+}
+
+// jsonlOf decodes packets with workers workers (0: a plain Decoder) and
+// returns the JSON Lines output.
+func jsonlOf(t testing.TB, pkts []capture.Packet, workers int) []byte {
+	t.Helper()
+	var out []byte
+	emit := func(r *flows.Record) {
+		out = format.AppendJSON(out, format.Fields(r))
+		out = append(out, '\n')
+	}
+	var dec packetDecoder
+	if workers == 0 {
+		dec = flows.NewDecoder(flows.Options{}, emit)
+	} else {
+		p, err := flows.NewParallel(flows.Options{}, workers, emit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec = p
+	}
+	for i := range pkts {
+		dec.Packet(&pkts[i])
+	}
+	dec.Close()
+	return out
+}
+
+// readPackets reads a capture into memory, each packet with its own copy
+// of the frame; it stops quietly at damage.
+func readPackets(data []byte) []capture.Packet {
+	src, err := capture.NewSource(bytes.NewReader(data), "test")
+	if err != nil {
+		return nil
+	}
+	var pkts []capture.Packet
+	for {
+		p, err := src.Next()
+		if errors.Is(err, io.EOF) || err != nil {
+			break
+		}
+		own(&p)
+		pkts = append(pkts, p)
+	}
+	return pkts
+}
+
+// own makes p's slices its own.
+func own(p *capture.Packet) {
+	data := bytes.Clone(p.Data)
+	if len(p.Payload) > 0 && len(p.Data) > 0 {
+		off := len(p.Data) - len(p.Payload)
+		// The payload ends at the IP length, which may be before the end
+		// of the frame (Ethernet padding): find it.
+		if i := bytes.LastIndex(p.Data, p.Payload); i >= 0 {
+			off = i
+		}
+		p.Payload = data[off : off+len(p.Payload)]
+	} else {
+		p.Payload = bytes.Clone(p.Payload)
+	}
+	p.Data = data
+}
+
+func checkSame(t *testing.T, name string, pkts []capture.Packet) {
+	t.Helper()
+	want := jsonlOf(t, pkts, 0)
+	if len(pkts) > 1000 {
+		t.Logf("%s: %d packets, %d records", name, len(pkts), bytes.Count(want, []byte("\n")))
+	}
+	for _, n := range []int{1, 2, 3, 4} {
+		got := jsonlOf(t, pkts, n)
+		if !bytes.Equal(got, want) {
+			gl, wl := bytes.Split(got, []byte("\n")), bytes.Split(want, []byte("\n"))
+			for i := 0; i < len(gl) && i < len(wl); i++ {
+				if !bytes.Equal(gl[i], wl[i]) {
+					t.Fatalf("%s, %d workers: line %d differs:\n got %s\nwant %s", name, n, i+1, gl[i], wl[i])
+				}
+			}
+			t.Fatalf("%s, %d workers: %d lines, want %d", name, n, len(gl), len(wl))
+		}
+	}
+}
+
+// TestParallelSameOutput: every bundled capture, a generated 8-connection
+// workload, all real captures interleaved packet by packet into one stream
+// (many connections at once, 4-tuples reused) and damaged variants decode
+// to the same JSON Lines with 1 to 4 workers as with one Decoder.
+func TestParallelSameOutput(t *testing.T) {
+	files, _ := filepath.Glob("../testdata/*/*.pcap")
+	if len(files) < 20 {
+		t.Fatalf("only %d bundled captures found", len(files))
+	}
+	var sources [][]byte
+	var all [][]capture.Packet
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources = append(sources, data)
+		pkts := readPackets(data)
+		all = append(all, pkts)
+		checkSame(t, filepath.Base(f), pkts)
+	}
+
+	var buf bytes.Buffer
+	if err := synth.WritePerf(&buf, 8<<20, 3); err != nil {
+		t.Fatal(err)
+	}
+	checkSame(t, "perf 8 MiB", readPackets(buf.Bytes()))
+
+	// Interleave the real captures: packet i of every capture in turn,
+	// renumbered, timestamps made increasing.
+	var mixed []capture.Packet
+	for i := 0; ; i++ {
+		any := false
+		for _, pk := range all {
+			if i < len(pk) {
+				p := pk[i]
+				p.Frame = uint64(len(mixed) + 1)
+				mixed = append(mixed, p)
+				any = true
+			}
+		}
+		if !any {
+			break
+		}
+	}
+	checkSame(t, "interleaved", mixed)
+
+	n := 200
+	if testing.Short() {
+		n = 40
+	}
+	for _, v := range damage.Variants(6, n, sources) {
+		checkSame(t, v.Name, readPackets(v.Data))
+	}
+}
+
+// TestParallelPayloadRefused: the replay hook needs one goroutine.
+func TestParallelPayloadRefused(t *testing.T) {
+	_, err := flows.NewParallel(flows.Options{Payload: func(*flows.Record, []byte) {}}, 2, func(*flows.Record) {})
+	if !errors.Is(err, flows.ErrParallelPayload) {
+		t.Fatalf("err = %v, want ErrParallelPayload", err)
+	}
+}
