@@ -96,7 +96,8 @@ func (p *pcapReader) read(rec *record) (int64, error) {
 	if len(b) < n {
 		return off, unexpected(err)
 	}
-	sec, frac := p.u32(h[0:4]), p.u32(h[4:8])
+	// h may be stale now: Peek(n) can have moved the buffered octets.
+	sec, frac := p.u32(b[0:4]), p.u32(b[4:8])
 	ns := int64(frac)
 	if !p.nanos {
 		ns *= 1000

@@ -54,11 +54,30 @@ func appendJSONValue(dst []byte, v Value) []byte {
 	return append(dst, "null"...)
 }
 
+// jsonPlain marks the octets appendJSONString copies as they are.
+var jsonPlain = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		switch c {
+		case '"', '\\', '<', '>', '&':
+		default:
+			t[c] = true
+		}
+	}
+	return t
+}()
+
 // appendJSONString quotes s for JSON: invalid UTF-8 becomes U+FFFD, control
 // characters and the characters HTML treats specially are \u-escaped.
 func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
-	for i := 0; i < len(s); {
+	// Most strings (keys, names, addresses) need no escaping: copy the
+	// plain prefix in one go.
+	i := 0
+	for i < len(s) && jsonPlain[s[i]] {
+		i++
+	}
+	dst = append(dst, s[:i]...)
+	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			switch {

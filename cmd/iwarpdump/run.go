@@ -204,7 +204,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		f.SetFlush(w.Flush)
 	}
 	var buf []byte
-	var kvs []format.KV
+	var jw format.JSONWriter
 	topts := format.TextOptions{Quiet: *quiet, Verbose: *verbose, Hex: *hexdump}
 	emit := func(r *flows.Record) {
 		if coll != nil {
@@ -219,8 +219,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		buf = buf[:0]
 		if jsonl {
-			kvs = format.AppendFields(kvs[:0], r)
-			buf = format.AppendJSON(buf, kvs)
+			buf = jw.Append(buf, r)
 			buf = append(buf, '\n')
 		} else {
 			buf = format.AppendText(buf, r, topts)

@@ -4,6 +4,7 @@
 package testutil
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -46,6 +47,27 @@ func Decode(t testing.TB, path string, opts flows.Options) []*flows.Record {
 		}
 		if err != nil {
 			t.Fatalf("read %s: %v", path, err)
+		}
+		dec.Packet(&p)
+	}
+	dec.Close()
+	return out
+}
+
+// DecodeBytes decodes a capture held in memory; it stops quietly where the
+// file is damaged (as iwarpdump does, after Close).
+func DecodeBytes(t testing.TB, data []byte, opts flows.Options) []*flows.Record {
+	t.Helper()
+	var out []*flows.Record
+	src, err := capture.NewSource(bytes.NewReader(data), "mem")
+	if err != nil {
+		return nil
+	}
+	dec := flows.NewDecoder(opts, func(r *flows.Record) { out = append(out, r) })
+	for {
+		p, err := src.Next()
+		if err != nil {
+			break
 		}
 		dec.Packet(&p)
 	}

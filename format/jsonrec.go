@@ -1,0 +1,223 @@
+package format
+
+import (
+	"net/netip"
+	"strconv"
+	"time"
+
+	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
+	"github.com/iwarpkit/iwarpkit/flows"
+)
+
+// JSONWriter renders records as JSON Lines objects, the same octets as
+// AppendJSON(Fields(r)) (a test holds the two together over every bundled
+// capture), faster: the FPDU and message records that make up almost all
+// of a capture are written straight from the record, without building the
+// generic key/value list, and timestamps reuse the text of the second they
+// fall in. Other records, and FPDUs that carry findings, a Read Request or
+// a Terminate, go through Fields. The keys are the field registry's names,
+// as in fields.go. A JSONWriter is not safe for concurrent use.
+type JSONWriter struct {
+	kvs    []KV
+	tsSec  int64
+	tsText []byte // "2006-01-02T15:04:05." of second tsSec
+	tsOK   bool
+}
+
+// Append appends r's JSON object (without a newline) to dst.
+func (w *JSONWriter) Append(dst []byte, r *flows.Record) []byte {
+	switch {
+	case r.Type == flows.RecFPDU && fastFPDU(r):
+		return w.fpdu(dst, r)
+	case r.Type == flows.RecMessage && plainAddrs(r):
+		return w.message(dst, r)
+	}
+	w.kvs = AppendFields(w.kvs[:0], r)
+	return AppendJSON(dst, w.kvs)
+}
+
+// plainAddrs: the endpoints print without a zone, whose octets would need
+// JSON escaping.
+func plainAddrs(r *flows.Record) bool {
+	return r.Src.Addr().Zone() == "" && r.Dst.Addr().Zone() == ""
+}
+
+// fastFPDU reports whether fpdu writes r (fpduFields lists its keys).
+func fastFPDU(r *flows.Record) bool {
+	f := r.FPDU
+	if len(f.Findings) > 0 || !plainAddrs(r) {
+		return false
+	}
+	if f.SegOK {
+		switch f.Seg.Opcode {
+		case rdmap.OpReadRequest, rdmap.OpTerminate:
+			return false
+		}
+	}
+	return true
+}
+
+// head writes the keys every record starts with (AppendFields).
+func (w *JSONWriter) head(dst []byte, r *flows.Record, typ string) []byte {
+	dst = append(dst, `{"v":`...)
+	dst = strconv.AppendUint(dst, SchemaVersion, 10)
+	dst = append(dst, `,"type":"`...)
+	dst = append(dst, typ...)
+	dst = append(dst, `","frame":`...)
+	dst = strconv.AppendUint(dst, r.Frame, 10)
+	dst = append(dst, `,"ts":"`...)
+	dst = w.appendTS(dst, r.TS)
+	dst = append(dst, `","conn":`...)
+	dst = strconv.AppendUint(dst, uint64(r.Conn), 10)
+	dst = append(dst, `,"src":`...)
+	dst = appendAddrPort(dst, r.Src)
+	dst = append(dst, `,"dst":`...)
+	dst = appendAddrPort(dst, r.Dst)
+	dst = append(dst, `,"dir":"`...)
+	dst = append(dst, r.Dir.String()...)
+	return append(dst, '"')
+}
+
+func appendAddrPort(dst []byte, a netip.AddrPort) []byte {
+	dst = append(dst, '"')
+	if a.IsValid() {
+		dst = a.AppendTo(dst)
+	}
+	return append(dst, '"')
+}
+
+// appendTS is Timestamp(t) appended, with the part up to the second cached.
+func (w *JSONWriter) appendTS(dst []byte, t time.Time) []byte {
+	t = t.UTC()
+	sec := t.Unix()
+	if !w.tsOK || sec != w.tsSec {
+		full := t.Truncate(time.Second).AppendFormat(w.tsText[:0], "2006-01-02T15:04:05.000000000Z07:00")
+		// Keep "....:05." (the nine zero digits and the zone are redone).
+		if len(full) < 11 || full[len(full)-11] != '.' || full[len(full)-1] != 'Z' {
+			return append(dst, Timestamp(t)...)
+		}
+		w.tsText, w.tsSec, w.tsOK = full[:len(full)-10], sec, true
+	}
+	dst = append(dst, w.tsText...)
+	ns := t.Nanosecond()
+	var d [9]byte
+	for i := 8; i >= 0; i-- {
+		d[i] = byte('0' + ns%10)
+		ns /= 10
+	}
+	dst = append(dst, d[:]...)
+	return append(dst, 'Z')
+}
+
+func appendKeyUint(dst []byte, key string, v uint64) []byte {
+	dst = append(dst, ',', '"')
+	dst = append(dst, key...)
+	dst = append(dst, '"', ':')
+	return strconv.AppendUint(dst, v, 10)
+}
+
+func appendKeyBool(dst []byte, key string, v bool) []byte {
+	dst = append(dst, ',', '"')
+	dst = append(dst, key...)
+	dst = append(dst, '"', ':')
+	return strconv.AppendBool(dst, v)
+}
+
+func appendFrames(dst []byte, frames []uint64) []byte {
+	dst = append(dst, `,"frames":[`...)
+	for i, f := range frames {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = strconv.AppendUint(dst, f, 10)
+	}
+	return append(dst, ']')
+}
+
+// fpdu writes an FPDU record as fpduFields names it.
+func (w *JSONWriter) fpdu(dst []byte, r *flows.Record) []byte {
+	f := r.FPDU
+	dst = w.head(dst, r, "fpdu")
+	dst = appendKeyUint(dst, "seq", uint64(f.Seq))
+	dst = appendKeyUint(dst, "len", uint64(f.Len))
+	dst = appendFrames(dst, f.Frames)
+	dst = appendKeyUint(dst, "mpa.ulpdu_len", uint64(f.ULPDULen))
+	dst = appendKeyUint(dst, "mpa.pad", uint64(f.Pad))
+	if len(f.Markers) > 0 {
+		dst = append(dst, `,"mpa.markers":[`...)
+		for i, m := range f.Markers {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"seq":`...)
+			dst = strconv.AppendUint(dst, uint64(m.Seq), 10)
+			dst = appendKeyUint(dst, "fpduptr", uint64(m.FPDUPtr))
+			dst = appendKeyBool(dst, "ok", m.OK)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	dst = appendKeyUint(dst, "mpa.crc", uint64(f.CRC))
+	dst = append(dst, `,"mpa.crc_status":"`...)
+	dst = append(dst, f.CRCStatus.String()...)
+	dst = append(dst, '"')
+	if f.SegOK {
+		s := &f.Seg
+		h := s.DDP
+		dst = appendKeyBool(dst, "ddp.t", h.T)
+		dst = appendKeyBool(dst, "ddp.l", h.L)
+		dst = appendKeyUint(dst, "ddp.dv", uint64(h.DV))
+		if h.Rsvd != 0 {
+			dst = appendKeyUint(dst, "ddp.rsvd", uint64(h.Rsvd))
+		}
+		if h.T {
+			dst = appendKeyUint(dst, "ddp.stag", uint64(h.STag))
+			dst = appendKeyUint(dst, "ddp.to", h.TO)
+		} else {
+			dst = appendKeyUint(dst, "ddp.qn", uint64(h.QN))
+			dst = appendKeyUint(dst, "ddp.msn", uint64(h.MSN))
+			dst = appendKeyUint(dst, "ddp.mo", uint64(h.MO))
+		}
+		dst = appendKeyUint(dst, "rdmap.rv", uint64(s.RV))
+		dst = appendKeyUint(dst, "rdmap.opcode", uint64(s.Opcode))
+		dst = append(dst, `,"rdmap.name":`...)
+		dst = appendJSONString(dst, s.Opcode.String())
+		if s.Rsvd != 0 {
+			dst = appendKeyUint(dst, "rdmap.rsvd", uint64(s.Rsvd))
+		}
+		switch s.Opcode {
+		case rdmap.OpSendInvalidate, rdmap.OpSendSEInvalidate:
+			dst = appendKeyUint(dst, "rdmap.inval_stag", uint64(s.InvalSTag))
+		case rdmap.OpImmediate, rdmap.OpImmediateSE:
+			dst = appendKeyUint(dst, "rdmap.immediate", s.Immediate)
+		}
+		dst = appendKeyUint(dst, "payload_len", uint64(f.PayloadLen))
+	}
+	return append(dst, '}')
+}
+
+// message writes a message record as messageFields names it.
+func (w *JSONWriter) message(dst []byte, r *flows.Record) []byte {
+	m := r.Message
+	dst = w.head(dst, r, "message")
+	dst = appendKeyUint(dst, "opcode", uint64(m.Opcode))
+	dst = append(dst, `,"name":`...)
+	dst = appendJSONString(dst, m.Opcode.String())
+	dst = appendKeyUint(dst, "segments", uint64(m.Segments))
+	dst = appendKeyUint(dst, "length", m.Length)
+	dst = appendKeyUint(dst, "first_frame", m.FirstFrame)
+	dst = appendKeyUint(dst, "last_frame", m.LastFrame)
+	if m.Tagged {
+		dst = appendKeyUint(dst, "stag", uint64(m.STag))
+		dst = appendKeyUint(dst, "to", m.TO)
+	} else {
+		dst = appendKeyUint(dst, "qn", uint64(m.QN))
+		dst = appendKeyUint(dst, "msn", uint64(m.MSN))
+	}
+	if m.Opcode == rdmap.OpReadResponse && m.RequestFrame != 0 {
+		dst = appendKeyUint(dst, "request_frame", m.RequestFrame)
+		dst = append(dst, `,"latency_ns":`...)
+		dst = strconv.AppendInt(dst, int64(m.Latency), 10)
+	}
+	return append(dst, '}')
+}
