@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -31,6 +32,12 @@ func benchCapture(b *testing.B) []byte {
 }
 
 func benchDecode(b *testing.B, emit func(*flows.Record)) {
+	benchDecodeOpts(b, flows.Options{}, 0, emit)
+}
+
+// benchDecodeOpts decodes the workload with opts, with a Parallel of
+// workers workers when workers > 0.
+func benchDecodeOpts(b *testing.B, opts flows.Options, workers int, emit func(*flows.Record)) {
 	data := benchCapture(b)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
@@ -40,9 +47,24 @@ func benchDecode(b *testing.B, emit func(*flows.Record)) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		d := flows.NewDecoder(flows.Options{}, emit)
+		var d interface {
+			Packet(*capture.Packet)
+			Close()
+		}
+		if workers > 0 {
+			p, err := flows.NewParallel(opts, workers, emit)
+			if err != nil {
+				b.Fatal(err)
+			}
+			d = p
+		} else {
+			d = flows.NewDecoder(opts, emit)
+		}
+		// One packet variable for the whole loop: d is an interface, so
+		// &p escapes, once.
+		var p capture.Packet
 		for {
-			p, err := src.Next()
+			p, err = src.Next()
 			if errors.Is(err, io.EOF) {
 				break
 			}
@@ -60,11 +82,26 @@ func BenchmarkPipeline(b *testing.B) {
 	benchDecode(b, func(*flows.Record) {})
 }
 
+// BenchmarkPipelineRecycle: as BenchmarkPipeline, FPDU records reused.
+func BenchmarkPipelineRecycle(b *testing.B) {
+	benchDecodeOpts(b, flows.Options{Recycle: true}, 0, func(*flows.Record) {})
+}
+
+// BenchmarkPipelineParallel: 1, 2 and 4 workers, FPDU records reused.
+func BenchmarkPipelineParallel(b *testing.B) {
+	for _, n := range []int{1, 2, 4} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			benchDecodeOpts(b, flows.Options{Recycle: true}, n, func(*flows.Record) {})
+		})
+	}
+}
+
 // BenchmarkPipelineJSONL: file bytes -> records -> JSON Lines.
 func BenchmarkPipelineJSONL(b *testing.B) {
 	var buf []byte
-	benchDecode(b, func(r *flows.Record) {
-		buf = format.AppendJSON(buf[:0], format.Fields(r))
+	var w format.JSONWriter
+	benchDecodeOpts(b, flows.Options{Recycle: true}, 0, func(r *flows.Record) {
+		buf = w.Append(buf[:0], r)
 	})
 }
 

@@ -634,7 +634,7 @@ const (
 func (d *direction) emitFPDU(s uint64, have []byte, wire, ulen int, crc crcState) {
 	c := d.c
 	// One allocation for the record, its FPDU part and up to two frames.
-	box := &fpduBox{}
+	box := c.d.newBox()
 	frames, ts := d.framesOf(box.frames[:0], s, s+uint64(wire))
 	if len(frames) == 0 {
 		frames = append(frames, c.lastFrame)
@@ -864,7 +864,8 @@ func (d *direction) chainCheck(s uint64, mk bool, g markers.Grid) (ok, need bool
 	return chain > 0 && (!mk || interior > 0), false
 }
 
-// fpduBox holds an FPDU record and its parts in one allocation.
+// fpduBox holds an FPDU record and its parts in one allocation; r must stay
+// the first field (Decoder.release turns a boxed *Record back into its box).
 type fpduBox struct {
 	r       Record
 	f       FPDURecord

@@ -38,6 +38,7 @@ import (
 type Parallel struct {
 	emit    func(*Record)
 	maxHeld int
+	recycle bool
 	workers []*pworker
 	results []chan pround // per worker, in round order
 	owners  chan []uint8  // per round: the worker of each packet, in capture order
@@ -164,6 +165,9 @@ type pworker struct {
 	dec  *Decoder
 	in   chan *pbatch
 	free chan *pbatch
+	// back returns emitted FPDU record boxes from the merge
+	// (Options.Recycle).
+	back chan []*fpduBox
 }
 
 // NewParallel returns a Parallel with n workers (1 <= n <= MaxWorkers)
@@ -176,10 +180,10 @@ func NewParallel(opts Options, n int, emit func(*Record)) (*Parallel, error) {
 	}
 	n = max(1, min(n, MaxWorkers))
 	opts.fill()
-	p := &Parallel{emit: emit, maxHeld: opts.MaxHeld,
+	p := &Parallel{emit: emit, maxHeld: opts.MaxHeld, recycle: opts.Recycle,
 		merged: make(chan struct{}), owners: make(chan []uint8, 4)}
 	for i := 0; i < n; i++ {
-		w := &pworker{in: make(chan *pbatch, 4), free: make(chan *pbatch, 4)}
+		w := &pworker{in: make(chan *pbatch, 4), free: make(chan *pbatch, 4), back: make(chan []*fpduBox, 4)}
 		w.dec = NewDecoder(opts, nil)
 		w.dec.worker = true
 		for j := 0; j < 3; j++ {
@@ -313,6 +317,18 @@ func (w *pworker) run(res chan<- pround) {
 	defer close(res)
 	d := w.dec
 	for b := range w.in {
+		for more := true; more; {
+			select {
+			case bs := <-w.back:
+				for _, x := range bs {
+					if len(d.boxes) < maxFreeBoxes {
+						d.boxes = append(d.boxes, x)
+					}
+				}
+			default:
+				more = false
+			}
+		}
 		for i := range b.pkts {
 			pk := b.pkts[i].packet(b)
 			d.pkt = uint32(i)
@@ -343,6 +359,7 @@ func (p *Parallel) merge() {
 	step := make([]int, n) // per worker: the next step of the round
 	ids := make(map[[2]int]int)
 	nextID := 0
+	back := make([][]*fpduBox, n) // boxes to hand back to each worker
 	// take queues worker w's records up to packet k (inclusive).
 	take := func(w int, k uint32) {
 		recs := rounds[w].recs
@@ -373,6 +390,10 @@ func (p *Parallel) merge() {
 			r.Conn = g
 		}
 		p.emit(r)
+		if r.boxed && p.recycle {
+			w := k[0]
+			back[w] = append(back[w], (*fpduBox)(unsafe.Pointer(r)))
+		}
 	}
 	for own := range p.owners {
 		for w := 0; w < n; w++ {
@@ -397,6 +418,19 @@ func (p *Parallel) merge() {
 		// Records queued after the round's packets: at Close.
 		for w := 0; w < n; w++ {
 			take(w, math.MaxUint32)
+		}
+		for w := 0; w < n; w++ {
+			if len(back[w]) == 0 {
+				continue
+			}
+			select {
+			case p.workers[w].back <- back[w]:
+				back[w] = nil
+			default:
+				// The worker has enough: let the collector have them.
+				clear(back[w])
+				back[w] = back[w][:0]
+			}
 		}
 	}
 	for len(q) > 0 {

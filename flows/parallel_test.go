@@ -23,7 +23,7 @@ type packetDecoder interface {
 
 // jsonlOf decodes packets with workers workers (0: a plain Decoder) and
 // returns the JSON Lines output.
-func jsonlOf(t testing.TB, pkts []capture.Packet, workers int) []byte {
+func jsonlOf(t testing.TB, pkts []capture.Packet, workers int, recycle bool) []byte {
 	t.Helper()
 	var out []byte
 	emit := func(r *flows.Record) {
@@ -32,9 +32,9 @@ func jsonlOf(t testing.TB, pkts []capture.Packet, workers int) []byte {
 	}
 	var dec packetDecoder
 	if workers == 0 {
-		dec = flows.NewDecoder(flows.Options{}, emit)
+		dec = flows.NewDecoder(flows.Options{Recycle: recycle}, emit)
 	} else {
-		p, err := flows.NewParallel(flows.Options{}, workers, emit)
+		p, err := flows.NewParallel(flows.Options{Recycle: recycle}, workers, emit)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,12 +85,13 @@ func own(p *capture.Packet) {
 
 func checkSame(t *testing.T, name string, pkts []capture.Packet) {
 	t.Helper()
-	want := jsonlOf(t, pkts, 0)
+	want := jsonlOf(t, pkts, 0, false)
 	if len(pkts) > 1000 {
 		t.Logf("%s: %d packets, %d records", name, len(pkts), bytes.Count(want, []byte("\n")))
 	}
-	for _, n := range []int{1, 2, 3, 4} {
-		got := jsonlOf(t, pkts, n)
+	for _, n := range []int{0, 1, 2, 3, 4} {
+		// Odd worker counts reuse FPDU records (Options.Recycle).
+		got := jsonlOf(t, pkts, n, n%2 == 1 || n == 0)
 		if !bytes.Equal(got, want) {
 			gl, wl := bytes.Split(got, []byte("\n")), bytes.Split(want, []byte("\n"))
 			for i := 0; i < len(gl) && i < len(wl); i++ {
@@ -103,7 +104,7 @@ func checkSame(t *testing.T, name string, pkts []capture.Packet) {
 	}
 }
 
-// TestParallelSameOutput: every bundled capture, a generated 8-connection
+// TestParallelSameOutput (and Options.Recycle): every bundled capture, a generated 8-connection
 // workload, all real captures interleaved packet by packet into one stream
 // (many connections at once, 4-tuples reused) and damaged variants decode
 // to the same JSON Lines with 1 to 4 workers as with one Decoder.

@@ -114,6 +114,7 @@ type Record struct {
 	SCTP    *SCTPRecord // RecDDPSCTP, RecSCTPSession, and RecExtConn of an SCTP association
 
 	order uint64 // tie-breaker for deterministic output order
+	boxed bool   // the record is an fpduBox's (Options.Recycle)
 	pkt   uint32 // Parallel: index in its worker's batch of the packet that queued it
 }
 

@@ -226,6 +226,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		_, _ = w.Write(buf)
 	}
+	// emit keeps nothing of a record (a Parquet row may keep slices of
+	// it), so the decoder may reuse FPDU records.
+	opts.Recycle = pq == nil
 	stopProfile := prof.start(stderr)
 	defer stopProfile()
 	var dec interface {
@@ -248,6 +251,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	damaged := false
 	var n uint64
+	// One packet variable for the whole loop: dec is an interface, so &p
+	// escapes to the heap, once rather than per packet.
+	var p capture.Packet
 	for {
 		if ctx.Err() != nil {
 			break
@@ -255,7 +261,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if *count > 0 && n >= *count {
 			break
 		}
-		p, err := src.Next()
+		var err error
+		p, err = src.Next()
 		if err == io.EOF {
 			break
 		}
