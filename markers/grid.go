@@ -152,9 +152,16 @@ func (g Grid) Strip(dst []byte, wire []byte, start uint64, ms []Found) ([]byte, 
 // §5.1). A marker due right after the last plain octet belongs to the next
 // FPDU and is not written. A distance above 65535 is written modulo 2^16.
 // Insert does not allocate when dst has the capacity
-// (WireLen(start, len(plain)) more octets). start must not lie inside a
-// marker (1 to 3 octets after a grid position): no FPDU can start there, and
-// Strip would take the first octets for the rest of that marker.
+// (WireLen(start, len(plain)) more octets).
+//
+// Insert works from front to back and never writes over a plain octet it
+// has still to read, so plain may also lie in dst's spare capacity, ending
+// where the wire form ends (at len(dst)+WireLen(start, len(plain))): the
+// FPDU is then spread out in place, as mpa.Framing.AppendFPDU does.
+//
+// start must not lie inside a marker (1 to 3 octets after a grid
+// position): no FPDU can start there, and Strip would take the first
+// octets for the rest of that marker.
 func (g Grid) Insert(dst []byte, plain []byte, start uint64) []byte {
 	w := start // stream offset of the next wire octet
 	m := g.Next(start)

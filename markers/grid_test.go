@@ -303,6 +303,37 @@ func TestStripInsertProperty(t *testing.T) {
 	}
 }
 
+// TestInsertInPlace: plain laid at the end of the room in dst's spare
+// capacity that the wire form takes comes out as Insert into a fresh
+// buffer makes it, without reallocating (the documented in-place use).
+func TestInsertInPlace(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	src := make([]byte, 3000)
+	for i := range src {
+		src[i] = byte(r.Uint32())
+	}
+	for _, origin := range []uint64{0, 3, 512} {
+		g := Grid{Origin: origin}
+		for start := origin; start < origin+1100; start += 1 + uint64(r.IntN(7)) {
+			if d := (start - origin) % Interval; d != 0 && d < Size {
+				continue // inside a marker
+			}
+			for _, n := range []int{0, 1, 8, 507, 508, 509, 1016, 2999} {
+				want := g.Insert([]byte("pre"), src[:n], start)
+				wl := g.WireLen(start, n)
+				buf := make([]byte, 3+wl)
+				copy(buf, "pre")
+				tail := 3 + wl - n
+				copy(buf[tail:], src[:n])
+				got := g.Insert(buf[:3], buf[tail:], start)
+				if !bytes.Equal(got, want) || (len(got) > 0 && &got[0] != &buf[0]) {
+					t.Fatalf("origin %d start %d n %d: in place differs or reallocated", origin, start, n)
+				}
+			}
+		}
+	}
+}
+
 func TestStripNoAllocs(t *testing.T) {
 	g := Grid{}
 	plain := make([]byte, 1460)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -54,6 +55,7 @@ const batchRows = 256
 // table is one Parquet file being written.
 type table[T any] struct {
 	name      string
+	cols      columns // the columns of T, by name
 	path, tmp string
 	f         *os.File
 	bw        *bufio.Writer
@@ -71,7 +73,7 @@ func openTable[T any](dir, tbl, name string, wopts []parquet.WriterOption) (*tab
 	if err != nil {
 		return nil, err
 	}
-	t := &table[T]{name: tbl, path: path, tmp: f.Name(), f: f, bw: bufio.NewWriterSize(f, 256<<10)}
+	t := &table[T]{name: tbl, cols: columnsOf(reflect.TypeFor[T]()), path: path, tmp: f.Name(), f: f, bw: bufio.NewWriterSize(f, 256<<10)}
 	t.w = parquet.NewGenericWriter[T](t.bw, wopts...)
 	t.batch = make([]T, 0, batchRows)
 	return t, nil
@@ -207,48 +209,40 @@ func (s *Sink) Add(r *flows.Record) {
 	if s.err != nil || s.closed {
 		return
 	}
-	var set func(path string, v format.Value) bool
-	var tbl string
 	var err error
 	switch r.Type {
 	case flows.RecMPA:
-		var row *MPARow
-		row, err = s.mpa.next()
-		set = func(p string, v format.Value) bool { return s.vals.setMPA(row, p, v) }
-		tbl = TableMPA
+		err = addRow(s, s.mpa, r)
 	case flows.RecFPDU:
-		var row *FPDURow
-		row, err = s.fpdus.next()
-		set = func(p string, v format.Value) bool { return s.vals.setFPDU(row, p, v) }
-		tbl = TableFPDUs
+		err = addRow(s, s.fpdus, r)
 	case flows.RecMessage:
-		var row *MessageRow
-		row, err = s.messages.next()
-		set = func(p string, v format.Value) bool { return s.vals.setMessage(row, p, v) }
-		tbl = TableMessages
+		err = addRow(s, s.messages, r)
 	case flows.RecFinding:
-		var row *FindingRow
-		row, err = s.findings.next()
-		set = func(p string, v format.Value) bool { return s.vals.setFinding(row, p, v) }
-		tbl = TableFindings
+		err = addRow(s, s.findings, r)
 	case flows.RecConn:
-		var row *ConnRow
-		row, err = s.conns.next()
-		set = func(p string, v format.Value) bool { return s.vals.setConn(row, p, v) }
-		tbl = TableConns
+		err = addRow(s, s.conns, r)
 	default:
 		s.skipped++
 		return
 	}
 	if err != nil {
 		s.err = err
-		return
 	}
-	s.walk(tbl, "", format.Fields(r), set)
 }
 
-// walk flattens kvs into dotted paths and stores each value with set.
-func (s *Sink) walk(tbl, prefix string, kvs []format.KV, set func(string, format.Value) bool) {
+// addRow writes r as the next row of t.
+func addRow[T any](s *Sink, t *table[T], r *flows.Record) error {
+	row, err := t.next()
+	if err != nil {
+		return err
+	}
+	s.walk(t.name, t.cols, reflect.ValueOf(row).Elem(), "", format.Fields(r))
+	return nil
+}
+
+// walk flattens kvs into dotted paths and stores each value in its column
+// of row.
+func (s *Sink) walk(tbl string, cols columns, row reflect.Value, prefix string, kvs []format.KV) {
 	for _, e := range kvs {
 		p := e.Key
 		if prefix != "" {
@@ -258,10 +252,10 @@ func (s *Sink) walk(tbl, prefix string, kvs []format.KV, set func(string, format
 		case format.KNull:
 			continue
 		case format.KObject:
-			s.walk(tbl, p, e.Val.Obj, set)
+			s.walk(tbl, cols, row, p, e.Val.Obj)
 			continue
 		}
-		if !set(p, e.Val) {
+		if !s.vals.set(cols, row, p, e.Val) {
 			s.unknown[tbl+"."+p]++
 		}
 	}

@@ -47,14 +47,15 @@
 //
 // # Design goals
 //
-// One implementation of the wire format: FPDUs are built by Framer from
-// mpa.AppendFPDU, markers.Grid.Insert and mpa.CRC32C (markers inserted first,
-// then the CRC over the wire octets, markers included: RFC 5044 §4.4), DDP
-// segments by rdmap.AppendSegment, MPA frames by mpa.AppendFrame and
-// mpa.AppendEnhanced; received octets are read back with Deframer
-// (markers.Grid.Strip, markers.CheckPtr) and the dissect decoders. Stream
-// offsets count from the first octet after the SYN, so each direction's
-// marker grid starts at the length of the MPA frame it sent (RFC 5044 §5.1).
+// One implementation of the wire format: FPDUs are built by Framer with
+// mpa.Framing, the encoder package synth uses too (markers inserted with
+// markers.Grid.Insert, then the CRC over the wire octets, markers included:
+// RFC 5044 §4.4), DDP segments by rdmap.AppendSegment, MPA frames by
+// mpa.AppendFrame and mpa.AppendEnhanced; received octets are read back
+// with Deframer (markers.Grid.Strip, markers.CheckPtr) and the dissect
+// decoders. Stream offsets count from the first octet after the SYN, so each
+// direction's marker grid starts at the length of the MPA frame it sent
+// (RFC 5044 §5.1).
 //
 // An endpoint, not a byte pump: each side parses what it receives and answers
 // an invalid FPDU with a Terminate carrying the right error (RFC 5040 §4.8):

@@ -9,66 +9,40 @@ import (
 )
 
 // Framer encodes the FPDUs of one direction of an MPA connection (RFC 5044
-// §4): ULPDU_Length, the ULPDU, PAD, markers on the 512-octet grid when they
-// were negotiated for the direction (§5.1), and the CRC-32C over the wire
-// octets from the FPDU's first octet through the PAD, markers included (§4.4;
-// PROTOCOL.md A.4), written least significant octet first.
-//
-// It is the one encoder of the wire format in package replay and is built only
-// from the shared pieces: mpa.AppendFPDU for length, pad and CRC field,
-// markers.Grid.Insert for the markers, mpa.CRC32C for the checksum. Package
-// synth does the same steps internally (synth/gen.go); the two should share
-// this type (or a common internal package) once synth is free to change.
+// §4) with mpa.Framing, the encoder package synth shares: ULPDU_Length, the
+// ULPDU, PAD, markers on the 512-octet grid when they were negotiated for
+// the direction (§5.1), and the CRC-32C over the wire octets from the
+// FPDU's first octet through the PAD, markers included (§4.4; PROTOCOL.md
+// A.4). Framer adds the one piece of state, the stream offset of the next
+// FPDU.
 //
 // Offsets are stream offsets: 0 is the first octet after the SYN, so the grid
 // origin of a direction is the length of the MPA Request or Reply frame that
 // direction sent (0 for an RDMAC stream without one).
 type Framer struct {
-	// Markers inserts markers (the peer asked for them: RFC 5044 §7.1.2).
-	Markers bool
-	// CRC fills in the CRC field; without it the field is zero.
-	CRC bool
-	// Grid is the marker grid; Grid.Origin is the first FPDU octet.
-	Grid markers.Grid
+	// Framing holds what was negotiated: Markers (the peer asked for them:
+	// RFC 5044 §7.1.2), CRC (without it the field is zero) and the marker
+	// Grid, whose Origin is the first FPDU octet.
+	mpa.Framing
 	// Off is the stream offset of the next FPDU's first octet.
 	Off uint64
-
-	plain []byte
 }
 
 // NewFramer returns a Framer whose first FPDU starts at stream offset origin,
 // which is also the marker grid origin (RFC 5044 §5.1).
 func NewFramer(origin uint64, markersOn, crc bool) *Framer {
-	return &Framer{Markers: markersOn, CRC: crc, Grid: markers.Grid{Origin: origin}, Off: origin}
+	return &Framer{Framing: mpa.Framing{Markers: markersOn, CRC: crc, Grid: markers.Grid{Origin: origin}}, Off: origin}
 }
 
 // AppendFPDU appends to dst the wire form of the next FPDU carrying ulpdu
-// and advances Off past it (RFC 5044 §4.1, §4.4, §5.1). It returns
-// dissect.ErrBadLength and dst unchanged when ulpdu is longer than
-// mpa.MaxULPDULen.
+// (mpa.Framing.AppendFPDU at Off: RFC 5044 §4.1, §4.4, §5.1) and advances
+// Off past it. It returns dissect.ErrBadLength and dst unchanged when ulpdu
+// is longer than mpa.MaxULPDULen.
 func (f *Framer) AppendFPDU(dst, ulpdu []byte) ([]byte, error) {
-	var err error
-	f.plain, err = mpa.AppendFPDUChecked(f.plain[:0], ulpdu, false)
-	if err != nil {
-		return dst, err
-	}
-	start := len(dst)
-	if f.Markers {
-		dst = f.Grid.Insert(dst, f.plain, f.Off)
-	} else {
-		dst = append(dst, f.plain...)
-	}
-	wire := dst[start:]
-	// The CRC field is the last four wire octets: markers are four-aligned
-	// and one due right after the FPDU belongs to the next (markers.Grid.Insert).
-	crcAt := len(wire) - mpa.CRCLen
-	var crc uint32
-	if f.CRC {
-		crc = mpa.CRC32C(wire[:crcAt])
-	}
-	binary.LittleEndian.PutUint32(wire[crcAt:], crc)
-	f.Off += uint64(len(wire))
-	return dst, nil
+	n := len(dst)
+	dst, err := f.Framing.AppendFPDU(dst, ulpdu, f.Off)
+	f.Off += uint64(len(dst) - n)
+	return dst, err
 }
 
 // Deframer reads the FPDUs of one received direction (RFC 5044 §4): it finds

@@ -140,7 +140,7 @@ type connGen struct {
 	stats    connStats
 	nrec     int    // records created so far (ordinals)
 	buf      []byte // scratch for ULPDUs
-	plain    []byte // scratch for marker-free FPDUs
+	wire     []byte // scratch for FPDUs (write copies them)
 }
 
 // newConnGen validates c and sets up the negotiated parameters.
@@ -598,42 +598,26 @@ func (g *connGen) segment(d Dir, s rdmap.Segment) error {
 	return g.fpdu(d, g.buf, &record{seg: s, payloadLen: len(s.Payload)})
 }
 
-// fpdu frames ulpdu as the next FPDU of direction d (RFC 5044 §4): length,
-// ULPDU, pad, markers on the grid, then the CRC over the wire octets from
-// the FPDU's first octet through the pad, markers included (§4.4, §5.1).
+// fpdu frames ulpdu as the next FPDU of direction d with mpa.Framing, the
+// encoder replay uses too (RFC 5044 §4.1, §4.4, §5.1), and records the truth:
+// the CRC field as sent and the markers as written.
 func (g *connGen) fpdu(d Dir, ulpdu []byte, r *record) error {
 	if len(ulpdu) > mpa.MaxULPDULen {
 		return ErrULPDUTooLong
 	}
 	dg := &g.d[d]
 	start := dg.off
-	g.plain = mpa.AppendFPDU(g.plain[:0], ulpdu, false)
-	plainLen := len(g.plain)
-	var wire []byte
-	if dg.markers {
-		wire = dg.grid.Insert(make([]byte, 0, plainLen+plainLen/100+8), g.plain, start)
-	} else {
-		wire = append([]byte(nil), g.plain...)
-	}
-	// Where the CRC's four octets lie on the wire, markers skipped.
-	var crcAt [4]int
-	for i := range crcAt {
-		crcAt[i] = plainLen - mpa.CRCLen + i
-		if dg.markers {
-			crcAt[i] = dg.grid.WireOffset(start, crcAt[i])
-		}
-	}
+	fr := mpa.Framing{Markers: dg.markers, CRC: dg.crc, Grid: dg.grid}
+	g.wire, _ = fr.AppendFPDU(g.wire[:0], ulpdu, start)
+	wire := g.wire
+	// The CRC field as sent; Impairments.CorruptCRC sends its complement.
+	r.corrupted = g.corrupt[FPDURef{Dir: d, Index: dg.nFPDU}]
 	var crc uint32
-	if dg.crc {
-		crc = mpa.CRC32C(wire[:crcAt[0]])
-	}
-	ref := FPDURef{Dir: d, Index: dg.nFPDU}
-	if g.corrupt[ref] {
-		crc ^= 0xFFFFFFFF
-		r.corrupted = true
-	}
-	for i := range crcAt {
-		wire[crcAt[i]] = byte(crc >> (8 * i))
+	for i, o := range fr.CRCOffsets(start, len(ulpdu)) {
+		if r.corrupted {
+			wire[o] ^= 0xFF
+		}
+		crc |= uint32(wire[o]) << (8 * i)
 	}
 	r.kind = recFPDU
 	r.dir = d

@@ -16,7 +16,11 @@
 //     [AppendFPDU], [PadLen], [PlainLen], [MULPDU];
 //   - the MPA CRC-32C (RFC 5044 §4.4): [CRC32C], [UpdateCRC32C];
 //   - the 4-octet marker (RFC 5044 §4.2): [DecodeMarker], [AppendMarker].
-//     Where markers sit in the stream is the business of package markers.
+//     Where markers sit in the stream is the business of package markers;
+//   - FPDUs as they go on the wire, markers and CRC included (RFC 5044
+//     §4.1, §4.4, §5.1): [Framing.AppendFPDU], [Framing.WireLen],
+//     [Framing.CRCOffsets], the one encoder that synth and replay share.
+//     It places markers with markers.Grid.Insert.
 //
 // # Design goals
 //
@@ -32,8 +36,9 @@
 // the slice.
 //
 // No state and no I/O: the package knows nothing about connections,
-// directions or TCP sequence numbers. Negotiation, marker placement and
-// stream reassembly belong to the packages that call this one.
+// directions or TCP sequence numbers. Negotiation, the marker grid's
+// arithmetic and stream reassembly belong to other packages; [Framing]
+// takes the negotiated outcome and a stream offset as plain values.
 //
 // Round trip: for every header, decoding what the matching Append function
 // produced gives back the same value; the fuzz targets check that

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/iwarpkit/iwarpkit/dissect/mpa"
+	"github.com/iwarpkit/iwarpkit/markers"
 )
 
 // An MPA revision 2 Request as Linux siw sends it for iwtest: CRC wanted,
@@ -52,6 +53,25 @@ func ExampleAppendFPDU() {
 	// Output:
 	// 00 17 41 43 00 00 00 00 00 00 00 00 00 00 00 01 00 00 00 00 68 65 6c 6c 6f 00 00 00 b9 90 b1 0c
 	// 32 23 3 true
+}
+
+// The PROTOCOL.md G.3 FPDU on a connection with markers, starting 28
+// octets before a grid position: the marker (FPDUPTR 28) falls between the
+// PAD and the CRC, which covers it.
+func ExampleFraming_AppendFPDU() {
+	ulpdu := []byte("\x41\x43\x00\x00\x00\x00" +
+		"\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00hello")
+	f := mpa.Framing{Markers: true, CRC: true, Grid: markers.Grid{Origin: 20}}
+	start := uint64(20 + 512 - 28)
+	wire, err := f.AppendFPDU(nil, ulpdu, start)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("% x\n", wire[20:]) // "hello", PAD, marker, CRC
+	fmt.Println(len(wire), f.WireLen(start, len(ulpdu)), f.CRCOffsets(start, len(ulpdu)))
+	// Output:
+	// 68 65 6c 6c 6f 00 00 00 00 00 00 1c bb 53 73 4c
+	// 36 36 [32 33 34 35]
 }
 
 // Checksumming an FPDU in pieces, as it lies on the wire around a marker.
