@@ -111,6 +111,22 @@ func (m *Merge) Next() (Packet, error) {
 	if m.err != nil {
 		return Packet{}, m.err
 	}
+	if len(m.srcs) == 1 {
+		// One input: no heap, one copy less of every packet.
+		if !m.fill(0) {
+			m.err = io.EOF
+			if m.errs[0] != nil {
+				m.err = m.errs[0]
+			}
+			return Packet{}, m.err
+		}
+		p := m.heads[0]
+		m.heads[0] = Packet{}
+		m.last, m.inFr = 0, p.Frame
+		m.frame++
+		p.Frame = m.frame
+		return p, nil
+	}
 	if !m.init {
 		m.init = true
 		for i := range m.srcs {
