@@ -67,6 +67,7 @@ type decoder struct {
 	tcp   layers.TCP
 	udp   layers.UDP
 
+	noFast  bool // tests: always use the layer parser
 	dlc     gopacket.DecodingLayerContainer
 	parsers [firstCount]*gopacket.DecodingLayerParser
 	decoded []gopacket.LayerType
@@ -229,6 +230,9 @@ func (d *decoder) decode(p *Packet, lt layers.LinkType) {
 			return
 		}
 		d.bad(p, layers.LayerTypeEthernet, data, dissect.ErrTruncated) // a link-layer error
+		return
+	}
+	if lt == layers.LinkTypeEthernet && !d.noFast && fastTCP4(p, data) {
 		return
 	}
 	first, err := firstLayer(lt, data)
