@@ -1,28 +1,56 @@
 package flows
 
-import "container/heap"
-
-// orderQueue is a min-heap of records by (Frame, order).
+// orderQueue is a binary min-heap of records on (Frame, order): the order
+// in which a Decoder releases them. Hand-written rather than
+// container/heap, whose interface calls cost a tenth of the decode.
 type orderQueue []*Record
 
-func (q orderQueue) Len() int { return len(q) }
-func (q orderQueue) Less(i, j int) bool {
-	if q[i].Frame != q[j].Frame {
-		return q[i].Frame < q[j].Frame
+func recLess(a, b *Record) bool {
+	if a.Frame != b.Frame {
+		return a.Frame < b.Frame
 	}
-	return q[i].order < q[j].order
-}
-func (q orderQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *orderQueue) Push(x any)   { *q = append(*q, x.(*Record)) }
-func (q *orderQueue) Pop() any {
-	old := *q
-	n := len(old)
-	r := old[n-1]
-	old[n-1] = nil
-	*q = old[:n-1]
-	return r
+	return a.order < b.order
 }
 
-func (q *orderQueue) push(r *Record) { heap.Push(q, r) }
-func (q *orderQueue) pop() *Record   { return heap.Pop(q).(*Record) }
-func (q orderQueue) peek() *Record   { return q[0] }
+func (q *orderQueue) push(r *Record) {
+	h := append(*q, r)
+	j := len(h) - 1
+	for j > 0 {
+		parent := (j - 1) / 2
+		if !recLess(h[j], h[parent]) {
+			break
+		}
+		h[j], h[parent] = h[parent], h[j]
+		j = parent
+	}
+	*q = h
+}
+
+func (q *orderQueue) pop() *Record {
+	h := *q
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h[n] = nil
+	h = h[:n]
+	j := 0
+	for {
+		l := 2*j + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && recLess(h[r], h[l]) {
+			m = r
+		}
+		if !recLess(h[m], h[j]) {
+			break
+		}
+		h[j], h[m] = h[m], h[j]
+		j = m
+	}
+	*q = h
+	return top
+}
+
+func (q orderQueue) peek() *Record { return q[0] }
