@@ -105,11 +105,17 @@ func TestNextNoAllocs(t *testing.T) {
 		{"pcapng-sll2-ipv4-tcp", func() *capture.Source {
 			return endlessPcapng(t, layers.LinkTypeLinuxSLL2, sll2(ipv4TCP(t, payload)), false)
 		}, 1},
+		{"pcap-infiniband", func() *capture.Source {
+			return endlessPcap(t, capture.LinkTypeInfiniBand, ibFrame(1460-8))
+		}, 0},
+		{"pcapng-infiniband", func() *capture.Source {
+			return endlessPcapng(t, capture.LinkTypeInfiniBand, ibFrame(1460-8), false)
+		}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tc.src()
 			for range 200 { // warm up: buffers grow once
-				if p, err := s.Next(); err != nil || p.Kind > capture.KindUDP || len(p.Payload) != 1460 {
+				if p, err := s.Next(); err != nil || p.Kind == capture.KindOther || p.Kind == capture.KindBad || len(p.Payload) != 1460 {
 					t.Fatalf("%v %v %d", err, p.Kind, len(p.Payload))
 				}
 			}

@@ -19,13 +19,27 @@ const (
 	linkTypeRaw14 layers.LinkType = 14
 )
 
+// LinkTypeInfiniBand is LINKTYPE_INFINIBAND (DLT_INFINIBAND, 247): "Raw
+// InfiniBand packets, starting with the Local Routing Header" (libpcap
+// pcap/dlt.h and the tcpdump link-type list; Wireshark reads it as its
+// WTAP_ENCAP_INFINIBAND). gopacket has no name for it. Its frames become
+// [KindIB] packets.
+//
+// IP over InfiniBand (LINKTYPE_IPOIB, 242, RFC 4391) is a different link
+// type, not supported: it carries IP, not the InfiniBand transport.
+const LinkTypeInfiniBand layers.LinkType = 247
+
+// ibLRHLen is the size of the Local Route Header (IBA Vol. 1 §7.7) that
+// starts every LinkTypeInfiniBand frame.
+const ibLRHLen = 8
+
 // linkSupported reports whether decode understands link type lt.
 func linkSupported(lt layers.LinkType) bool {
 	switch lt {
 	case layers.LinkTypeEthernet, layers.LinkTypeLinuxSLL, layers.LinkTypeLinuxSLL2,
 		layers.LinkTypeNull, layers.LinkTypeLoop,
 		layers.LinkTypeRaw, linkTypeRaw12, linkTypeRaw14,
-		layers.LinkTypeIPv4, layers.LinkTypeIPv6:
+		layers.LinkTypeIPv4, layers.LinkTypeIPv6, LinkTypeInfiniBand:
 		return true
 	}
 	return false
@@ -233,6 +247,16 @@ func (d *decoder) decode(p *Packet, lt layers.LinkType) {
 		return
 	}
 	if lt == layers.LinkTypeEthernet && !d.noFast && fastTCP4(p, data) {
+		return
+	}
+	if lt == LinkTypeInfiniBand {
+		// No IP below: the frame is the InfiniBand packet. Only check that
+		// it holds a Local Route Header.
+		if len(data) < ibLRHLen {
+			d.bad(p, layers.LayerTypeEthernet, data, dissect.ErrTruncated) // a link-layer error
+			return
+		}
+		p.Kind, p.Payload, p.PayloadWireLen = KindIB, data, max(p.WireLen, len(data))
 		return
 	}
 	first, err := firstLayer(lt, data)

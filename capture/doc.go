@@ -13,6 +13,8 @@
 //     headers decoded with gopacket's DecodingLayerParser over preallocated
 //     layers (Ethernet with 802.1Q and 802.1ad tags, Linux cooked SLL and
 //     SLL2, BSD loopback, raw IPv4/IPv6, IPv6 extension headers, TCP, UDP).
+//     Native InfiniBand captures ([LinkTypeInfiniBand]) are passed through
+//     whole as [KindIB] packets for package dissect/ibcm.
 //   - Honest lengths. The payload never extends past the IP total length
 //     (Ethernet padding of short frames does not leak into it) nor past the
 //     captured bytes; [Packet.PayloadWireLen] says how long it was on the wire

@@ -71,7 +71,7 @@ func checkStream(t *testing.T, data []byte) {
 		if gz && n > 1<<20 {
 			return // a gzip bomb: enough
 		}
-		if (p.Kind == capture.KindBad) != (p.Err != nil) || p.Kind < capture.KindTCP || p.Kind > capture.KindBad {
+		if (p.Kind == capture.KindBad) != (p.Err != nil) || p.Kind < capture.KindTCP || p.Kind > capture.KindIB {
 			t.Fatalf("frame %d: kind %v err %v", n, p.Kind, p.Err)
 		}
 		if p.Data != nil && len(p.Data) != p.CapLen {
@@ -87,6 +87,10 @@ func checkStream(t *testing.T, data []byte) {
 		case capture.KindTCP, capture.KindUDP:
 			if p.PayloadWireLen < len(p.Payload) {
 				t.Fatalf("frame %d: payload %d, wire length %d", n, len(p.Payload), p.PayloadWireLen)
+			}
+		case capture.KindIB:
+			if len(p.Payload) != len(p.Data) || len(p.Payload) < 8 || p.PayloadWireLen < len(p.Payload) || p.Src.IsValid() {
+				t.Fatalf("frame %d: IB payload %d of %d octets, wire length %d, src %v", n, len(p.Payload), len(p.Data), p.PayloadWireLen, p.Src)
 			}
 		default:
 			if p.Payload != nil || p.PayloadWireLen != 0 {
@@ -108,6 +112,7 @@ func fuzzSeeds(t testing.TB) [][]byte {
 		writePcap(t, true, layers.LinkTypeLinuxSLL2, sll2(ipv4TCP(t, payload))),
 		writePcap(t, false, layers.LinkTypeRaw, ipv6TCP(t, payload), ipv4TCP(t, nil)),
 		writePcap(t, false, layers.LinkTypeNull, null(ipv6TCP(t, payload), 30, binary.LittleEndian)),
+		writePcap(t, false, capture.LinkTypeInfiniBand, ibFrame(300), ibFrame(0)[:5]),
 	}
 	be := newPcapFile(binary.BigEndian, true, 65535, layers.LinkTypeLinuxSLL)
 	be.add(t0, sll(ipv4TCP(t, payload)))
@@ -145,7 +150,7 @@ func FuzzDecode(f *testing.F) {
 	links := []layers.LinkType{
 		layers.LinkTypeEthernet, layers.LinkTypeLinuxSLL, layers.LinkTypeLinuxSLL2,
 		layers.LinkTypeNull, layers.LinkTypeLoop, layers.LinkTypeRaw, 12, 14,
-		layers.LinkTypeIPv4, layers.LinkTypeIPv6,
+		layers.LinkTypeIPv4, layers.LinkTypeIPv6, capture.LinkTypeInfiniBand,
 	}
 	payload := []byte("p")
 	f.Add(uint8(0), ether(f, ipv4TCP(f, payload)))
@@ -155,6 +160,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(uint8(3), null(ipv4TCP(f, payload), 2, binary.LittleEndian))
 	f.Add(uint8(6), null(ipv6TCP(f, payload), 24, binary.BigEndian))
 	f.Add(uint8(5), ipv6UDP(f, payload))
+	f.Add(uint8(10), ibFrame(40))
 	f.Fuzz(func(t *testing.T, link uint8, frame []byte) {
 		lt := links[int(link)%len(links)]
 		wire := uint32(len(frame))

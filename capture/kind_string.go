@@ -12,11 +12,12 @@ func _() {
 	_ = x[KindUDP-2]
 	_ = x[KindOther-3]
 	_ = x[KindBad-4]
+	_ = x[KindIB-5]
 }
 
-const _Kind_name = "TCPUDPOtherBad"
+const _Kind_name = "TCPUDPOtherBadIB"
 
-var _Kind_index = [...]uint8{0, 3, 6, 11, 14}
+var _Kind_index = [...]uint8{0, 3, 6, 11, 14, 16}
 
 func (i Kind) String() string {
 	idx := int(i) - 1

@@ -26,6 +26,13 @@ const (
 	KindOther
 	// KindBad: the frame could not be decoded; [Packet.Err] says why.
 	KindBad
+	// KindIB: a native InfiniBand packet, from a capture of link type
+	// [LinkTypeInfiniBand]: [Packet.Payload] is the whole packet, from the
+	// Local Route Header to the VCRC (IBA Vol. 1 §5, §7.7), left to package
+	// dissect/ibcm to decode. There is no IP: Src and Dst are invalid, IPv6
+	// and Fragment false. (After KindBad so that the earlier values stay
+	// as they were.)
+	KindIB
 )
 
 // TCPFlags holds the TCP control bits with the bit values they have in
@@ -89,7 +96,7 @@ type Packet struct {
 	Err  error
 
 	// Src and Dst are the IP addresses with the TCP or UDP ports (port 0 for
-	// KindOther).
+	// KindOther; invalid for KindIB and for frames without IP).
 	Src, Dst netip.AddrPort
 	// IPv6 is set when the (innermost) IP header is IPv6.
 	IPv6 bool
@@ -107,12 +114,13 @@ type Packet struct {
 
 	// Payload is the TCP (or UDP) payload as captured. It ends at the IP
 	// total length (never includes link-layer padding or trailers) and at
-	// the end of the captured octets.
+	// the end of the captured octets. For KindIB it is the whole frame.
 	Payload []byte
 	// PayloadWireLen is the payload length on the wire, from the IP total
 	// length (IPv6 payload length) and, for UDP, the UDP length, bounded by
 	// the frame's wire length. It is greater than len(Payload) when the snap
-	// length cut the frame, and never less.
+	// length cut the frame, and never less. For KindIB it is the frame's
+	// wire length.
 	PayloadWireLen int
 
 	// Data is the whole frame as captured.

@@ -21,4 +21,14 @@
 // direction has unfinished octets from an earlier frame. Memory is bounded by
 // the number of open connections times the per-direction limits (the
 // reassembly buffer and one FPDU), never by the capture's size.
+//
+// Other transports (ext.go): InfiniBand CM over RoCEv2 (UDP 4791) and in
+// native InfiniBand captures (LINKTYPE_INFINIBAND, endpoints as LIDs and
+// GIDs), tied by communication ID into exchanges; DDP over SCTP (RFC 5043).
+//
+// Speed (issue 6): a Decoder keeps no state shared across connections but
+// the id counter, so Parallel spreads connections over workers and merges
+// their records into exactly the order, and the ids, one Decoder gives
+// (parallel.go). Options.Recycle reuses FPDU records when the consumer
+// keeps nothing of them.
 package flows

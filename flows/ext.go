@@ -30,16 +30,27 @@ type extState struct {
 	open map[*assoc]struct{}
 }
 
-// cmKey is an address and a 24- or 32-bit identifier owned by it.
-type cmKey struct {
+// cmEnd identifies one end of a CM exchange: its IP address over RoCEv2,
+// its LID over native InfiniBand (where addr is the zero Addr). LIDs, not
+// GIDs, key native exchanges: the LRH is always there, the GRH only on
+// some packets; a LID is unique within the subnet the capture was taken
+// in, and a router's LID stands for the ends beyond it consistently.
+type cmEnd struct {
 	addr netip.Addr
-	id   uint32
+	lid  uint16
+}
+
+// cmKey is an end and a 24- or 32-bit identifier owned by it.
+type cmKey struct {
+	end cmEnd
+	id  uint32
 }
 
 // cmExch is one CM exchange.
 type cmExch struct {
 	id       int
 	sum      CMSummary
+	ini      cmEnd   // the REQ's (SIDR_REQ's) sender, or the first sender
 	seen     [16]int // messages seen per type (MsgType - MsgREQ)
 	lastTS   time.Time
 	findings int
@@ -48,14 +59,16 @@ type cmExch struct {
 // maxExtFindingsPerConn bounds the findings of one exchange or association.
 const maxExtFindingsPerConn = 400
 
-// otherPacket handles a packet that is not TCP: RoCEv2 (UDP port 4791) and
-// SCTP.
+// otherPacket handles a packet that is not TCP: RoCEv2 (UDP port 4791),
+// native InfiniBand (capture.KindIB) and SCTP.
 func (d *Decoder) otherPacket(p *capture.Packet) {
 	switch p.Kind {
 	case capture.KindUDP:
 		if p.Dst.Port() == ibcm.UDPPort {
 			d.rocePacket(p)
 		}
+	case capture.KindIB:
+		d.ibPacket(p)
 	case capture.KindOther:
 		if p.Fragment || !p.Src.IsValid() {
 			return
@@ -137,24 +150,96 @@ func offsetOf(data, sub []byte) int {
 	return off
 }
 
-// ---- InfiniBand CM over RoCEv2 ----
+// ---- InfiniBand CM over RoCEv2 and native InfiniBand ----
 
+// rocePacket handles a RoCEv2 UDP datagram (IBA Annex A17): a CM MAD, or
+// traffic to the QPs of an exchange.
 func (d *Decoder) rocePacket(p *capture.Packet) {
 	pk, err := ibcm.DecodeRoCE(p.Payload)
+	src, dst := cmEnd{addr: p.Src.Addr().Unmap()}, cmEnd{addr: p.Dst.Addr().Unmap()}
 	if err == ibcm.ErrNotCM {
-		d.roceData(p, &pk)
+		if len(p.Payload) >= ibcm.BTHLen {
+			d.cmData(p, dst, pk.BTH.DestQP, max(p.PayloadWireLen, len(p.Payload)))
+		}
 		return
 	}
 	if err != nil {
 		return // truncated, or a CM attribute that is not a message
 	}
+	icrc := CRCIncomplete
+	if pk.HasICRC && p.PayloadWireLen <= len(p.Payload) {
+		icrc = CRCUnchecked
+		if ip, _, _, ok := findIP(p); ok {
+			if off := offsetOf(p.Data, p.Payload); off >= 8 {
+				icrc = CRCBad
+				if ibcm.ICRCv2(ip, p.Data[off-8:off+len(p.Payload)]) == pk.ICRC {
+					icrc = CRCOK
+				}
+			}
+		}
+	}
+	rec := &CMRecord{BTH: pk.BTH, DETH: pk.DETH, MAD: pk.MAD, Msg: pk.Msg, ICRC: pk.ICRC, ICRCStatus: icrc}
+	d.cmMessage(p, rec, src, dst, p.Src, p.Dst)
+}
+
+// ibPacket handles a native InfiniBand packet (capture.KindIB, pcap
+// LINKTYPE_INFINIBAND) with the same CM logic as over RoCEv2: the ends are
+// named by the LRH's LIDs and, when the packet has a GRH, the record's
+// addresses are its GIDs (IBA Vol. 1 §7.7, §8.3).
+//
+// The native ICRC (IBA §7.8.1: for a local packet the LRH with VL masked,
+// for a global one the GRH with TClass, FlowLabel and HopLmt masked) and
+// the VCRC (§7.8.2) are not computed: no native capture was at hand to
+// check such a computation against, so the ICRC of a native CM MAD is
+// reported "unchecked" ("incomplete" when the capture cut the packet).
+func (d *Decoder) ibPacket(p *capture.Packet) {
+	pk, err := ibcm.DecodeIB(p.Payload)
+	src, dst := cmEnd{lid: pk.LRH.SLID}, cmEnd{lid: pk.LRH.DLID}
+	if err == ibcm.ErrNotCM {
+		hdr := ibcm.LRHLen
+		if pk.HasGRH {
+			hdr += ibcm.GRHLen
+		}
+		if (pk.LRH.LNH == ibcm.LNHIBALocal || pk.HasGRH) && len(p.Payload) >= hdr+ibcm.BTHLen {
+			// Count the BTH to the ICRC, as the RoCEv2 UDP payload is
+			// counted: without LRH, GRH and the VCRC.
+			d.cmData(p, dst, pk.BTH.DestQP, max(max(p.PayloadWireLen, len(p.Payload))-hdr-ibVCRCLen, ibcm.BTHLen))
+		}
+		return
+	}
+	if err != nil {
+		return // truncated, a raw or IP packet, or a CM attribute that is not a message
+	}
+	icrc := CRCIncomplete
+	if pk.HasICRC && p.PayloadWireLen <= len(p.Payload) {
+		icrc = CRCUnchecked
+	}
+	rec := &CMRecord{HasLRH: true, LRH: pk.LRH, HasGRH: pk.HasGRH, GRH: pk.GRH,
+		BTH: pk.BTH, DETH: pk.DETH, MAD: pk.MAD, Msg: pk.Msg, ICRC: pk.ICRC, ICRCStatus: icrc}
+	var rsrc, rdst netip.AddrPort
+	if pk.HasGRH {
+		rsrc = netip.AddrPortFrom(netip.AddrFrom16(pk.GRH.SGID), 0)
+		rdst = netip.AddrPortFrom(netip.AddrFrom16(pk.GRH.DGID), 0)
+	}
+	d.cmMessage(p, rec, src, dst, rsrc, rdst)
+}
+
+// ibVCRCLen is the size of the Variant CRC that ends a native InfiniBand
+// packet (IBA Vol. 1 §7.8.2).
+const ibVCRCLen = 2
+
+// cmMessage ties one CM message to its exchange and emits its record. rec
+// holds the headers, the message and the ICRC verdict; src and dst are the
+// packet's ends, rsrc and rdst the record's addresses (the IP addresses
+// and UDP ports over RoCEv2, the GIDs over native InfiniBand, zero without
+// a GRH).
+func (d *Decoder) cmMessage(p *capture.Packet, rec *CMRecord, src, dst cmEnd, rsrc, rdst netip.AddrPort) {
 	e := &d.ext
 	if e.cm == nil {
 		e.cm = make(map[cmKey]*cmExch)
 		e.cmQP = make(map[cmKey]*cmExch)
 	}
-	m := &pk.Msg
-	src, dst := p.Src.Addr().Unmap(), p.Dst.Addr().Unmap()
+	m := &rec.Msg
 	local, remote := m.CommIDs()
 	var ex *cmExch
 	switch m.Type {
@@ -171,7 +256,7 @@ func (d *Decoder) rocePacket(p *capture.Packet) {
 		}
 	}
 	if ex == nil {
-		ex = &cmExch{id: d.newID(), sum: CMSummary{FirstFrame: p.Frame}}
+		ex = &cmExch{id: d.newID(), sum: CMSummary{FirstFrame: p.Frame, Native: rec.HasLRH}, ini: src}
 		e.cmAll = append(e.cmAll, ex)
 		if len(e.cmAll) > d.opts.MaxConns {
 			d.evictCM()
@@ -179,18 +264,30 @@ func (d *Decoder) rocePacket(p *capture.Packet) {
 		s := &ex.sum
 		switch m.Type {
 		case ibcm.MsgREQ, ibcm.MsgSIDRREQ:
-			s.Initiator, s.Responder, s.InitiatorKnown = src, dst, true
+			s.InitiatorKnown = true
 		case ibcm.MsgREP, ibcm.MsgREJ, ibcm.MsgSIDRREP:
 			// Replies go to the initiator.
-			s.Initiator, s.Responder, s.InitiatorKnown = dst, src, true
-		default:
-			s.Initiator, s.Responder = src, dst
+			ex.ini, s.InitiatorKnown = dst, true
+		}
+		s.Initiator, s.Responder = src.addr, dst.addr
+		s.InitiatorLID, s.ResponderLID = src.lid, dst.lid
+		if ex.ini != src {
+			s.Initiator, s.Responder = dst.addr, src.addr
+			s.InitiatorLID, s.ResponderLID = dst.lid, src.lid
 		}
 	}
 	s := &ex.sum
+	if rec.HasGRH {
+		// Over native InfiniBand the GRH, when there is one, names the
+		// ends by GID: the summary keeps the last ones seen.
+		s.Initiator, s.Responder = rsrc.Addr(), rdst.Addr()
+		if ex.ini != src {
+			s.Initiator, s.Responder = rdst.Addr(), rsrc.Addr()
+		}
+	}
 	switch m.Type {
 	case ibcm.MsgSIDRREQ, ibcm.MsgSIDRREP:
-		e.cm[cmKey{s.Initiator, local}] = ex
+		e.cm[cmKey{ex.ini, local}] = ex
 	default:
 		if local != 0 {
 			e.cm[cmKey{src, local}] = ex
@@ -203,20 +300,7 @@ func (d *Decoder) rocePacket(p *capture.Packet) {
 	s.LastFrame = p.Frame
 	ex.lastTS = p.TS
 
-	rec := &CMRecord{BTH: pk.BTH, DETH: pk.DETH, MAD: pk.MAD, Msg: pk.Msg, ICRC: pk.ICRC}
 	rec.Msg.PrivateData = append([]byte(nil), m.PrivateData...)
-	rec.ICRCStatus = CRCIncomplete
-	if pk.HasICRC && p.PayloadWireLen <= len(p.Payload) {
-		rec.ICRCStatus = CRCUnchecked
-		if ip, _, _, ok := findIP(p); ok {
-			if off := offsetOf(p.Data, p.Payload); off >= 8 {
-				rec.ICRCStatus = CRCBad
-				if ibcm.ICRCv2(ip, p.Data[off-8:off+len(p.Payload)]) == pk.ICRC {
-					rec.ICRCStatus = CRCOK
-				}
-			}
-		}
-	}
 
 	// State and identity of the exchange.
 	if sid, ok := m.ServiceID(); ok && (m.Type != ibcm.MsgSIDRREP || !s.HasService) {
@@ -295,7 +379,11 @@ func (d *Decoder) rocePacket(p *capture.Packet) {
 		rec.Findings = append(rec.Findings, dissect.Finding{Severity: dissect.SeverityError, Code: "cm.icrc_bad",
 			Msg: "the RoCEv2 invariant CRC does not match the packet", Ref: "IBA Annex A17 §A17.4.4"})
 	}
-	if rec.PD.Kind == ibcm.PDIPCM || rec.PD.Kind == ibcm.PDHello {
+	if (rec.PD.Kind == ibcm.PDIPCM || rec.PD.Kind == ibcm.PDHello) && !rec.HasLRH {
+		// Over RoCEv2 the private data must name the packet's own IP
+		// addresses. Native InfiniBand has none to compare with (the
+		// private data names the IPoIB addresses).
+		src, dst := src.addr, dst.addr
 		ps, pd := rec.PD.IPCM.SrcAddr(), rec.PD.IPCM.DstAddr()
 		if rec.PD.Kind == ibcm.PDHello {
 			ps, pd = rec.PD.Hello.SrcAddr(), rec.PD.Hello.DstAddr()
@@ -311,11 +399,11 @@ func (d *Decoder) rocePacket(p *capture.Packet) {
 		rec.Findings[i].Frames = []uint64{p.Frame}
 	}
 	r := mkRecord(RecCM, p.Frame, p.TS)
-	r.Conn, r.Src, r.Dst, r.CM = ex.id, p.Src, p.Dst, rec
+	r.Conn, r.Src, r.Dst, r.CM = ex.id, rsrc, rdst, rec
 	r.Dir = DirUnknown
 	if s.InitiatorKnown {
 		r.Dir = DirR2I
-		if src == s.Initiator {
+		if src == ex.ini {
 			r.Dir = DirI2R
 		}
 	}
@@ -341,17 +429,19 @@ func (d *Decoder) evictCM() {
 	d.finishCM(victim)
 }
 
-// roceData counts RoCEv2 traffic to the QPs a CM exchange set up.
-func (d *Decoder) roceData(p *capture.Packet, pk *ibcm.Packet) {
-	if d.ext.cmQP == nil || len(p.Payload) < ibcm.BTHLen {
+// cmData counts traffic (RoCEv2, or native InfiniBand) to the QPs a CM
+// exchange set up: a packet to QP qpn of end dst, of the given number of
+// octets from the BTH to the ICRC.
+func (d *Decoder) cmData(p *capture.Packet, dst cmEnd, qpn uint32, octets int) {
+	if d.ext.cmQP == nil {
 		return
 	}
-	ex := d.ext.cmQP[cmKey{p.Dst.Addr().Unmap(), pk.BTH.DestQP}]
+	ex := d.ext.cmQP[cmKey{dst, qpn}]
 	if ex == nil {
 		return
 	}
 	ex.sum.DataPackets++
-	ex.sum.DataOctets += uint64(max(p.PayloadWireLen, len(p.Payload)))
+	ex.sum.DataOctets += uint64(octets)
 	ex.sum.LastFrame = p.Frame
 	ex.lastTS = p.TS
 }

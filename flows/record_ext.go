@@ -13,7 +13,8 @@ import (
 // Record types of the transports other than MPA over TCP (JSONL.md "cm",
 // "ddp", "sctp_session"; RecExtConn is written with type "conn").
 const (
-	// RecCM is one InfiniBand CM message over RoCEv2 (Record.CM).
+	// RecCM is one InfiniBand CM message over RoCEv2 or native
+	// InfiniBand (Record.CM).
 	RecCM RecordType = iota + 100
 	// RecDDPSCTP is one DDP segment carried in SCTP DATA chunks of PPID 16
 	// (Record.SCTP; RFC 5043).
@@ -34,15 +35,26 @@ const (
 )
 
 // CMRecord is one Communication Management message carried over RoCEv2
-// (IBA Annex A17) and what the decoder made of it, or (Summary set) the
-// summary of the CM exchange a RecExtConn record describes.
+// (IBA Annex A17) or native InfiniBand, and what the decoder made of it,
+// or (Summary set) the summary of the CM exchange a RecExtConn record
+// describes.
 //
-// The record's Src and Dst are the IP addresses with the UDP ports; Dir is
-// i2r for messages from the side that sent the REQ (or SIDR_REQ).
+// Over RoCEv2 the record's Src and Dst are the IP addresses with the UDP
+// ports. Over native InfiniBand (HasLRH) there is no IP: the LRH's SLID
+// and DLID name the ends, and Src and Dst are the GRH's source and
+// destination GIDs (port 0) when the packet has a GRH, the zero AddrPort
+// otherwise. Dir is i2r for messages from the side that sent the REQ (or
+// SIDR_REQ).
 type CMRecord struct {
-	BTH  ibcm.BTH
-	DETH ibcm.DETH
-	MAD  ibcm.MAD
+	// LRH and GRH are the routing headers of a native InfiniBand packet
+	// (IBA Vol. 1 §7.7, §8.3): HasLRH is set for every native packet,
+	// HasGRH when it had a Global Route Header. RoCEv2 has neither.
+	HasLRH, HasGRH bool
+	LRH            ibcm.LRH
+	GRH            ibcm.GRH
+	BTH            ibcm.BTH
+	DETH           ibcm.DETH
+	MAD            ibcm.MAD
 	// Msg is the message; Msg.PrivateData is a copy, owned by the record.
 	Msg ibcm.Message
 	// PD is the private data read with the layout the exchange's service
@@ -52,9 +64,10 @@ type CMRecord struct {
 	// HasService false when that was not captured.
 	ServiceID  ibcm.ServiceID
 	HasService bool
-	// ICRC is the RoCEv2 invariant CRC as carried; ICRCStatus says whether
-	// it matches the packet (ok, bad, or unchecked when the capture cut the
-	// packet).
+	// ICRC is the invariant CRC as carried; ICRCStatus says whether it
+	// matches the packet: ok or bad over RoCEv2, incomplete when the
+	// capture cut the packet, unchecked over native InfiniBand (whose ICRC
+	// is not computed, see Decoder) or when the IP header was not found.
 	ICRC       uint32
 	ICRCStatus CRCStatus
 	Findings   []dissect.Finding
@@ -65,8 +78,15 @@ type CMRecord struct {
 // communication ID (REQ -> [MRA] -> REP -> RTU ... DREQ -> DREP, or REJ),
 // or a SIDR_REQ and its SIDR_REP by request ID.
 type CMSummary struct {
-	Initiator, Responder netip.Addr // the REQ's source and destination
-	InitiatorKnown       bool       // false when the REQ was not captured
+	// Initiator and Responder are the REQ's source and destination: IP
+	// addresses over RoCEv2; over native InfiniBand (Native) the GIDs of
+	// the last packet with a GRH, invalid when no packet had one.
+	Initiator, Responder netip.Addr
+	InitiatorKnown       bool // false when the REQ was not captured
+	// Native is set for an exchange over native InfiniBand, whose ends
+	// are InitiatorLID and ResponderLID (the LRH's SLID and DLID).
+	Native                     bool
+	InitiatorLID, ResponderLID uint16
 	// State: requested, replied, established, rejected, disconnecting,
 	// closed, sidr_requested, sidr_resolved or sidr_rejected.
 	State string
@@ -87,8 +107,10 @@ type CMSummary struct {
 	Rejected           bool
 	Reason             ibcm.RejectReason
 	Messages           int
-	// DataPackets and DataOctets count the RoCEv2 packets (UDP payload
-	// octets) sent to the two QPs after the CM exchange named them.
+	// DataPackets and DataOctets count the packets sent to the two QPs
+	// after the CM exchange named them, and their octets from the BTH to
+	// the ICRC (the UDP payload over RoCEv2; without LRH, GRH and VCRC
+	// over native InfiniBand).
 	DataPackets, DataOctets uint64
 	Findings                int
 	FirstFrame, LastFrame   uint64

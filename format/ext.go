@@ -1,6 +1,7 @@
 package format
 
 import (
+	"net/netip"
 	"strconv"
 
 	"github.com/iwarpkit/iwarpkit/dissect"
@@ -10,8 +11,9 @@ import (
 )
 
 // extFields appends the values of records of the non-TCP transports:
-// "cm" (InfiniBand CM over RoCEv2), "ddp" and "sctp_session" (DDP over
-// SCTP, RFC 5043) and their "conn" summaries (JSONL.md).
+// "cm" (InfiniBand CM over RoCEv2 or native InfiniBand), "ddp" and
+// "sctp_session" (DDP over SCTP, RFC 5043) and their "conn" summaries
+// (JSONL.md).
 func extFields(out []KV, r *flows.Record) []KV {
 	switch r.Type {
 	case flows.RecCM:
@@ -77,7 +79,13 @@ func cmFields(out []KV, r *flows.Record) []KV {
 	m := &c.Msg
 	src, dst := addrOnly(r)
 	local, remote := m.CommIDs()
-	out = append(out, kv("src", src), kv("dst", dst), kvs("dir", r.Dir.String()), kvs("msg", m.Type.String()),
+	out = append(out, kv("src", src), kv("dst", dst))
+	if c.HasLRH {
+		// Native InfiniBand: the LIDs name the ends; src and dst are the
+		// GRH's GIDs, null without a GRH.
+		out = append(out, kvu("slid", uint64(c.LRH.SLID)), kvu("dlid", uint64(c.LRH.DLID)))
+	}
+	out = append(out, kvs("dir", r.Dir.String()), kvs("msg", m.Type.String()),
 		kvu("transaction_id", c.MAD.TransactionID), kvu("local_comm_id", uint64(local)), kvu("remote_comm_id", uint64(remote)))
 	if sid, ok := m.ServiceID(); ok {
 		out = serviceFields(out, sid)
@@ -132,11 +140,16 @@ func cmFields(out []KV, r *flows.Record) []KV {
 
 func cmConnFields(out []KV, s *flows.CMSummary) []KV {
 	ini, res := Null(), Null()
-	if s.InitiatorKnown {
+	if s.InitiatorKnown && s.Initiator.IsValid() && s.Responder.IsValid() {
 		ini, res = Str(s.Initiator.String()), Str(s.Responder.String())
 	}
-	out = append(out, kvs("transport", flows.TransportIBCM), kv("initiator", ini), kv("responder", res),
-		kvs("state", s.State), kvb("sidr", s.SIDR), kvu("local_comm_id", uint64(s.LocalCommID)),
+	out = append(out, kvs("transport", flows.TransportIBCM), kv("initiator", ini), kv("responder", res))
+	if s.Native && s.InitiatorKnown {
+		// Native InfiniBand: the LIDs name the ends (initiator and
+		// responder are GIDs, null when no packet had a GRH).
+		out = append(out, kvu("initiator_lid", uint64(s.InitiatorLID)), kvu("responder_lid", uint64(s.ResponderLID)))
+	}
+	out = append(out, kvs("state", s.State), kvb("sidr", s.SIDR), kvu("local_comm_id", uint64(s.LocalCommID)),
 		kvu("remote_comm_id", uint64(s.RemoteCommID)))
 	if s.HasService {
 		out = serviceFields(out, s.ServiceID)
@@ -278,9 +291,15 @@ func appendCMLine(dst []byte, r *flows.Record) []byte {
 	dst = append(dst, "CM "...)
 	dst = appendUpper(dst, m.Type.String())
 	dst = append(dst, ' ')
-	dst = append(dst, r.Src.Addr().Unmap().String()...)
-	dst = append(dst, " > "...)
-	dst = append(dst, r.Dst.Addr().Unmap().String()...)
+	if c.HasLRH {
+		dst = appendIBEnd(dst, r.Src.Addr(), c.LRH.SLID)
+		dst = append(dst, " > "...)
+		dst = appendIBEnd(dst, r.Dst.Addr(), c.LRH.DLID)
+	} else {
+		dst = append(dst, r.Src.Addr().Unmap().String()...)
+		dst = append(dst, " > "...)
+		dst = append(dst, r.Dst.Addr().Unmap().String()...)
+	}
 	local, remote := m.CommIDs()
 	dst = append(dst, " comm "...)
 	dst = appendHex(dst, uint64(local), 8)
@@ -354,6 +373,19 @@ func appendCMLine(dst []byte, r *flows.Record) []byte {
 	return dst
 }
 
+// appendIBEnd appends one end of a native InfiniBand packet: "LID 3", or
+// with a GRH "fe80::2 (LID 3)".
+func appendIBEnd(dst []byte, gid netip.Addr, lid uint16) []byte {
+	if gid.IsValid() {
+		dst = append(dst, gid.String()...)
+		dst = append(dst, " (LID "...)
+		dst = strconv.AppendUint(dst, uint64(lid), 10)
+		return append(dst, ')')
+	}
+	dst = append(dst, "LID "...)
+	return strconv.AppendUint(dst, uint64(lid), 10)
+}
+
 func appendCaps(dst []byte, inval, zbva bool) []byte {
 	if inval {
 		dst = append(dst, " INVALIDATE"...)
@@ -377,13 +409,19 @@ func appendQP(dst []byte, qpn, psn uint32, rr, id uint8) []byte {
 
 func appendCMConnLine(dst []byte, s *flows.CMSummary) []byte {
 	dst = append(dst, "ib_cm "...)
-	dst = append(dst, s.Initiator.String()...)
-	if s.InitiatorKnown {
-		dst = append(dst, " > "...)
-	} else {
-		dst = append(dst, " <> "...)
+	sep := " > "
+	if !s.InitiatorKnown {
+		sep = " <> "
 	}
-	dst = append(dst, s.Responder.String()...)
+	if s.Native {
+		dst = appendIBEnd(dst, s.Initiator, s.InitiatorLID)
+		dst = append(dst, sep...)
+		dst = appendIBEnd(dst, s.Responder, s.ResponderLID)
+	} else {
+		dst = append(dst, s.Initiator.String()...)
+		dst = append(dst, sep...)
+		dst = append(dst, s.Responder.String()...)
+	}
 	dst = append(dst, ' ')
 	dst = append(dst, s.State...)
 	if s.Rejected {

@@ -177,3 +177,68 @@ func TestExtText(t *testing.T) {
 		}
 	}
 }
+
+// TestExtNativeIB checks how CM over native InfiniBand (the generated
+// ib-cm-native sample: LIDs 3 and 1, GIDs fe80::/64 + the CA GUIDs
+// 0x00005efffe000102 and ...101 on the exchange with GRHs) is written: the
+// ends named by LID, or by GID and LID, in the text; src/dst null without
+// a GRH and slid/dlid in JSON; and that the schema wants the LIDs when
+// src is null.
+func TestExtNativeIB(t *testing.T) {
+	recs := testutil.Decode(t, "../testdata/synthext/ib-cm-native.pcap", flows.Options{})
+	var lines []string
+	for _, r := range recs {
+		l := string(format.AppendText(nil, r, format.TextOptions{}))
+		lines = append(lines, strings.SplitN(l, "\n", 2)[0])
+		if strings.Contains(l, "invalid") {
+			t.Errorf("frame %d: %q", r.Frame, l)
+		}
+	}
+	text := strings.Join(lines, "\n")
+	for _, want := range []string{
+		"conn 0: CM REQ LID 3 > LID 1 comm 0x",
+		"conn 0: CM MRA LID 1 > LID 3 comm 0x",
+		"conn 1: CM REQ fe80::5eff:fe00:102 (LID 3) > fe80::5eff:fe00:101 (LID 1) comm 0x",
+		"conn 1: CM REJ fe80::5eff:fe00:101 (LID 1) > fe80::5eff:fe00:102 (LID 3) comm 0x",
+		"conn 0: ib_cm LID 3 > LID 1 closed, service nfsrdma (tcp port 20049), QPN 0x11/0x12, 6 CM messages, 4 data packets, 0 findings",
+		"conn 1: ib_cm fe80::5eff:fe00:102 (LID 3) > fe80::5eff:fe00:101 (LID 1) rejected (consumer_defined), service nvme (tcp port 4420)",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("no line with %q in\n%s", want, text)
+		}
+	}
+	for _, r := range recs {
+		kvs := format.Fields(r)
+		switch {
+		case r.Type == flows.RecCM && !r.CM.HasGRH:
+			if v, _ := format.Get(kvs, "src"); v.Kind != format.KNull {
+				t.Errorf("frame %d: src %v without a GRH", r.Frame, v)
+			}
+			if v, ok := format.Get(kvs, "slid"); !ok || v.Kind != format.KUint {
+				t.Errorf("frame %d: slid %v", r.Frame, v)
+			}
+		case r.Type == flows.RecCM:
+			if v, _ := format.Get(kvs, "src"); v.Kind != format.KString || !strings.HasPrefix(v.S, "fe80::") {
+				t.Errorf("frame %d: src %v with a GRH", r.Frame, v)
+			}
+		}
+	}
+	sch := extSchema(t)
+	for _, c := range []struct {
+		rec string
+		ok  bool
+	}{
+		{`{"v":1,"type":"cm","frame":1,"ts":"2026-01-01T00:00:00.000000000Z","conn":0,"src":null,"dst":null,"slid":3,"dlid":1,"dir":"i2r","msg":"rtu","transaction_id":1,"local_comm_id":1,"remote_comm_id":2,"pd_len":224,"pd":"","psn":0,"icrc":0,"icrc_status":"unchecked"}`, true},
+		{`{"v":1,"type":"cm","frame":1,"ts":"2026-01-01T00:00:00.000000000Z","conn":0,"src":null,"dst":null,"dir":"i2r","msg":"rtu","transaction_id":1,"local_comm_id":1,"remote_comm_id":2,"pd_len":224,"pd":"","psn":0,"icrc":0,"icrc_status":"unchecked"}`, false},
+		{`{"v":1,"type":"cm","frame":1,"ts":"2026-01-01T00:00:00.000000000Z","conn":0,"src":null,"dst":null,"slid":3,"dlid":65536,"dir":"i2r","msg":"rtu","transaction_id":1,"local_comm_id":1,"remote_comm_id":2,"pd_len":224,"pd":"","psn":0,"icrc":0,"icrc_status":"unchecked"}`, false},
+		{`{"v":1,"type":"conn","frame":1,"ts":"2026-01-01T00:00:00.000000000Z","conn":0,"transport":"ib_cm","initiator":null,"responder":null,"initiator_lid":3,"state":"closed","sidr":false,"local_comm_id":1,"remote_comm_id":2,"pd_format":"raw","rejected":false,"messages":2,"data_packets":0,"data_octets":0,"findings":0,"first_frame":1,"last_frame":2}`, false},
+	} {
+		v, err := jsonschema.UnmarshalJSON(strings.NewReader(c.rec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sch.Validate(v); (err == nil) != c.ok {
+			t.Errorf("valid %v (%v), want %v: %s", err == nil, err, c.ok, c.rec)
+		}
+	}
+}

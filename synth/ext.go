@@ -12,7 +12,8 @@ import (
 )
 
 // ExtScenario is a capture of one of the transports other than MPA over
-// TCP: InfiniBand CM over RoCEv2 ([CMScenario]) or DDP over SCTP
+// TCP: InfiniBand CM over RoCEv2 or native InfiniBand ([CMScenario]) or
+// DDP over SCTP
 // ([SCTPScenario]). Generate writes the pcap and the ground truth as
 // [Generate] does for iWARP scenarios.
 type ExtScenario interface {
@@ -28,6 +29,7 @@ var extLibrary = []struct {
 	{"roce-cm-v6-reject", "RoCEv2 CM over IPv6: REQ with the IP CM header, REJ reason 28 (consumer defined) with private data", cmV6Reject},
 	{"roce-cm-hello", "RoCEv2 CM with seed 002's Hello/HelloAck (service ID 0x0000000001 02 <port>), IPv4 and IPv6, accept and reject", cmHello},
 	{"roce-cm-hello-bad", "seed 002 Hello with MajV 2 and IPV 5, rejected; a SIDR_REQ/SIDR_REP resolution", cmHelloBad},
+	{"ib-cm-native", "CM over native InfiniBand (LINKTYPE_INFINIBAND): LRH-only NFS/RDMA connect, MRA, RC data, disconnect; a REQ with GRHs rejected", ibCMNative},
 	{"sctp-ddp", "DDP over SCTP (RFC 5043): INIT handshake, session Initiate/Accept, Sends, Writes, Reads, Terminate session", sctpBasic},
 	{"sctp-ddp-enhanced", "DDP over SCTP with seed 003's enhanced session control (IRD/ORD), IPv6, fragmented user messages", sctpEnhanced},
 	{"sctp-ddp-reject", "DDP over SCTP: enhanced Initiate answered by an Enhanced Reject", sctpReject},
@@ -98,15 +100,15 @@ func ipFrame(src, dst netip.Addr, proto layers.IPProtocol, ipid uint16, ls ...go
 	return append([]byte(nil), buf.Bytes()...), nil
 }
 
-// writeExt numbers the frames (already in time order), writes the pcap and
-// the truth records (ordered by frame by the caller).
-func writeExt(start time.Time, frames []extFrame, pcapW io.Writer) error {
+// writeExt writes the frames (already in time order) as a pcap of link
+// type link.
+func writeExt(start time.Time, frames []extFrame, pcapW io.Writer, link layers.LinkType) error {
 	if pcapW == nil {
 		return nil
 	}
 	bw := bufio.NewWriterSize(pcapW, 1<<16)
 	pw := pcapgo.NewWriter(bw)
-	if err := pw.WriteFileHeader(defaultSnaplen, layers.LinkTypeEthernet); err != nil {
+	if err := pw.WriteFileHeader(defaultSnaplen, link); err != nil {
 		return err
 	}
 	for _, f := range frames {
@@ -118,9 +120,15 @@ func writeExt(start time.Time, frames []extFrame, pcapW io.Writer) error {
 	return bw.Flush()
 }
 
-// finishExt writes the truth and returns the result.
+// finishExt writes an Ethernet pcap of the frames and the truth records
+// (ordered by frame by the caller), and returns the result.
 func finishExt(start time.Time, frames []extFrame, recs []Record, pcapW, truthW io.Writer) (*Result, error) {
-	if err := writeExt(start, frames, pcapW); err != nil {
+	return finishExtLink(start, frames, recs, pcapW, truthW, layers.LinkTypeEthernet)
+}
+
+// finishExtLink is finishExt for frames of link type link.
+func finishExtLink(start time.Time, frames []extFrame, recs []Record, pcapW, truthW io.Writer, link layers.LinkType) (*Result, error) {
+	if err := writeExt(start, frames, pcapW, link); err != nil {
 		return nil, err
 	}
 	if truthW != nil {

@@ -16,13 +16,31 @@ import (
 
 // CMScenario describes InfiniBand Communication Management exchanges over
 // RoCEv2 (IBA Annex A17, UDP port 4791) as Linux rdma_cm and the rxe driver
-// send them. Each exchange is one connection of the ground truth.
+// send them, or the same exchanges over native InfiniBand (Link). Each
+// exchange is one connection of the ground truth.
 type CMScenario struct {
 	Name      string
 	Seed      int64
 	Start     time.Time
+	Link      CMLink
 	Exchanges []CMExchange
 }
+
+// CMLink says how the MADs of a CMScenario travel.
+type CMLink uint8
+
+// Links of a CMScenario.
+const (
+	// CMRoCEv2: Ethernet, IPv4 or IPv6, UDP to port 4791, BTH, DETH, MAD,
+	// ICRC (IBA Annex A17), in an Ethernet pcap.
+	CMRoCEv2 CMLink = iota
+	// CMNativeIB: native InfiniBand packets, LRH, a GRH when
+	// CMExchange.GRH says so, BTH, DETH, MAD, ICRC and VCRC (IBA Vol. 1
+	// §5, §7.7, §8.3), in a pcap of link type LINKTYPE_INFINIBAND (247).
+	// The IP addresses of the exchange appear only in the private data
+	// (the IP CM header or Hello, naming the IPoIB addresses).
+	CMNativeIB
+)
 
 // CMOutcome says how an exchange ends.
 type CMOutcome uint8
@@ -67,6 +85,12 @@ type CMExchange struct {
 	DataPackets int
 	// Repeat sends the REQ twice (a CM retry).
 	Repeat bool
+	// InitiatorLID and ResponderLID are the ports' LIDs over native
+	// InfiniBand (0: 2i+2 and 2i+1 for exchange i). GRH puts a Global
+	// Route Header with the ports' link-local GIDs (fe80::/64 and the CA
+	// GUID) on every packet of the exchange. RoCEv2 ignores the three.
+	InitiatorLID, ResponderLID uint16
+	GRH                        bool
 }
 
 // ErrBadExchange: a CM exchange cannot be generated as described.
@@ -80,8 +104,10 @@ type TruthCM struct {
 	Frame              uint64          `json:"frame"`
 	TS                 string          `json:"ts"`
 	Conn               int             `json:"conn"`
-	Src                string          `json:"src"`
-	Dst                string          `json:"dst"`
+	Src                *string         `json:"src"` // null: native InfiniBand without a GRH
+	Dst                *string         `json:"dst"`
+	SLID               *uint16         `json:"slid,omitempty"` // native InfiniBand only
+	DLID               *uint16         `json:"dlid,omitempty"`
 	Dir                string          `json:"dir"`
 	Msg                string          `json:"msg"`
 	TransactionID      uint64          `json:"transaction_id"`
@@ -148,8 +174,10 @@ type TruthCMConn struct {
 	Type         string  `json:"type"` // "conn"
 	Conn         int     `json:"conn"`
 	Transport    string  `json:"transport"`
-	Initiator    string  `json:"initiator"`
-	Responder    string  `json:"responder"`
+	Initiator    *string `json:"initiator"` // null: native InfiniBand without a GRH
+	Responder    *string `json:"responder"`
+	InitiatorLID *uint16 `json:"initiator_lid,omitempty"` // native InfiniBand only
+	ResponderLID *uint16 `json:"responder_lid,omitempty"`
 	State        string  `json:"state"`
 	SIDR         bool    `json:"sidr"`
 	LocalCommID  uint32  `json:"local_comm_id"`
@@ -173,7 +201,7 @@ type cmMsg struct {
 	fromI   bool
 	t       time.Duration
 	pkt     ibcm.Packet
-	payload []byte // RC traffic: the whole UDP payload (ICRC set later)
+	payload []byte // RC traffic: BTH to ICRC, the RoCEv2 UDP payload (ICRC set later)
 	truth   *TruthCM
 }
 
@@ -209,25 +237,19 @@ func (s CMScenario) Generate(pcapW, truthW io.Writer) (*Result, error) {
 		if payload == nil {
 			payload = ibcm.AppendRoCE(nil, &m.pkt)
 		}
-		sport := uint16(0xC000 | (uint16(m.conn)*7919+uint16(i)*31)&0x3FFF) // RoCEv2 entropy port
-		udp := &layers.UDP{SrcPort: layers.UDPPort(sport), DstPort: ibcm.UDPPort}
-		data, err := ipFrame(src, dst, layers.IPProtocolUDP, uint16(i+1), udp, gopacket.Payload(payload))
-		if err != nil {
-			return nil, err
+		if s.Link == CMNativeIB {
+			e := x.ibEnds(m.conn)
+			if !m.fromI {
+				e = e.reverse()
+			}
+			frames = append(frames, extFrame{t: m.t, data: ibFrame(payload, e, x.GRH)})
+		} else {
+			data, err := roceFrame(src, dst, uint16(m.conn)*7919+uint16(i)*31, uint16(i+1), payload)
+			if err != nil {
+				return nil, err
+			}
+			frames = append(frames, extFrame{t: m.t, data: data})
 		}
-		// The ICRC covers the final IP and UDP headers with their variant
-		// fields masked, so it can be computed on the serialised frame.
-		ipLen := 20
-		if src.Is6() {
-			ipLen = 40
-		}
-		icrc := ibcm.ICRCv2(data[14:14+ipLen], data[14+ipLen:])
-		payload = append([]byte(nil), payload...)
-		binary.LittleEndian.PutUint32(payload[len(payload)-4:], icrc)
-		if data, err = ipFrame(src, dst, layers.IPProtocolUDP, uint16(i+1), udp, gopacket.Payload(payload)); err != nil {
-			return nil, err
-		}
-		frames = append(frames, extFrame{t: m.t, data: data})
 		n := uint64(len(frames))
 		lastFrame[m.conn] = n
 		if m.truth != nil {
@@ -238,7 +260,32 @@ func (s CMScenario) Generate(pcapW, truthW io.Writer) (*Result, error) {
 	for _, c := range conns {
 		recs = append(recs, c)
 	}
+	if s.Link == CMNativeIB {
+		return finishExtLink(start, frames, recs, pcapW, truthW, linkTypeInfiniBand)
+	}
 	return finishExt(start, frames, recs, pcapW, truthW)
+}
+
+// roceFrame serialises one RoCEv2 packet from src to dst: Ethernet, IP,
+// UDP from an entropy source port (made from salt) to port 4791, and the
+// payload (BTH to ICRC) with its ICRC computed.
+func roceFrame(src, dst netip.Addr, salt, ipid uint16, payload []byte) ([]byte, error) {
+	sport := uint16(0xC000 | salt&0x3FFF) // RoCEv2 entropy port
+	udp := &layers.UDP{SrcPort: layers.UDPPort(sport), DstPort: ibcm.UDPPort}
+	data, err := ipFrame(src, dst, layers.IPProtocolUDP, ipid, udp, gopacket.Payload(payload))
+	if err != nil {
+		return nil, err
+	}
+	// The ICRC covers the final IP and UDP headers with their variant
+	// fields masked, so it can be computed on the serialised frame.
+	ipLen := 20
+	if src.Is6() {
+		ipLen = 40
+	}
+	icrc := ibcm.ICRCv2(data[14:14+ipLen], data[14+ipLen:])
+	payload = append([]byte(nil), payload...)
+	binary.LittleEndian.PutUint32(payload[len(payload)-4:], icrc)
+	return ipFrame(src, dst, layers.IPProtocolUDP, ipid, udp, gopacket.Payload(payload))
 }
 
 // exchange expands exchange i into its messages.
@@ -267,8 +314,15 @@ func (s CMScenario) exchange(i int) ([]cmMsg, *TruthCMConn, error) {
 	qpnI, qpnR := uint32(0x11+2*i), uint32(0x12+2*i)
 	psnI, psnR := r.Uint32()&0xFFFFFF, r.Uint32()&0xFFFFFF
 	var bthPSN [2]uint32
+	native := s.Link == CMNativeIB
+	ends := x.ibEnds(i)
 	conn := &TruthCMConn{V: 1, Type: "conn", Conn: i, Transport: "ib_cm",
-		Initiator: x.Initiator.Addr().String(), Responder: x.Responder.Addr().String(), LocalCommID: commI}
+		Initiator: ptr(x.Initiator.Addr().String()), Responder: ptr(x.Responder.Addr().String()), LocalCommID: commI}
+	if native {
+		// The LIDs name the ends, and the GIDs when there is a GRH.
+		conn.Initiator, conn.Responder = ends.gidStrings(x.GRH)
+		conn.InitiatorLID, conn.ResponderLID = ptr(ends.slid), ptr(ends.dlid)
+	}
 	var out []cmMsg
 	send := func(fromI bool, m ibcm.Message, tr *TruthCM) {
 		side := 0
@@ -284,11 +338,22 @@ func (s CMScenario) exchange(i int) ([]cmMsg, *TruthCMConn, error) {
 			tr.Dir = "r2i"
 		}
 		tr.V, tr.Type, tr.Conn = 1, "cm", i
-		tr.Src, tr.Dst = src.String(), dst.String()
+		tr.Src, tr.Dst = ptr(src.String()), ptr(dst.String())
+		if native {
+			e := ends
+			if !fromI {
+				e = e.reverse()
+			}
+			tr.Src, tr.Dst = e.gidStrings(x.GRH)
+			tr.SLID, tr.DLID = ptr(e.slid), ptr(e.dlid)
+		}
 		tr.Msg, tr.TransactionID = m.Type.String(), tid
 		tr.LocalCommID, tr.RemoteCommID = m.CommIDs()
 		_, size := ibcm.PrivateDataOffset(m.Type)
 		tr.PDLen, tr.ICRCStatus = size, "ok"
+		if native {
+			tr.ICRCStatus = "unchecked" // the decoder does not compute the native ICRC
+		}
 		if sid, ok := m.ServiceID(); ok {
 			v := uint64(sid)
 			tr.ServiceID = &v
@@ -301,10 +366,20 @@ func (s CMScenario) exchange(i int) ([]cmMsg, *TruthCMConn, error) {
 	}
 
 	// The REQ.
-	req := ibcm.Message{Type: ibcm.MsgREQ, REQ: ibcm.REQ{LocalCommID: commI, ServiceID: sid, LocalCAGUID: 0x00005efffe000100 | uint64(i)<<8 | 2,
+	req := ibcm.Message{Type: ibcm.MsgREQ, REQ: ibcm.REQ{LocalCommID: commI, ServiceID: sid, LocalCAGUID: cmCAGUID(i, true),
 		LocalQPN: qpnI, ResponderResources: 4, InitiatorDepth: 4, RemoteCMResponseTimeout: 20, StartingPSN: psnI,
 		LocalCMResponseTimeout: 20, RetryCount: 7, PKey: 0xFFFF, PathMTU: 3, RNRRetryCount: 7, MaxCMRetries: 15,
 		Primary: ibcm.Path{LocalLID: 0xFFFF, RemoteLID: 0xFFFF, HopLimit: 64, LocalACKTimeout: 19}}}
+	if native {
+		// The path the REQ proposes is the one the packets take (IBA
+		// §12.6.5): the ports' LIDs and GIDs, subnet-local without a GRH.
+		pa := &req.REQ.Primary
+		pa.LocalLID, pa.RemoteLID, pa.LocalGID, pa.RemoteGID = ends.slid, ends.dlid, ends.sgid, ends.dgid
+		pa.SubnetLocal = !x.GRH
+		if !x.GRH {
+			pa.HopLimit = 1
+		}
+	}
 	reqTruth := &TruthCM{}
 	var pd []byte
 	if x.Outcome == CMSIDR {
@@ -373,7 +448,7 @@ func (s CMScenario) exchange(i int) ([]cmMsg, *TruthCMConn, error) {
 		send(false, ibcm.Message{Type: ibcm.MsgMRA, MRA: ibcm.MRA{LocalCommID: commR, RemoteCommID: commI, ServiceTimeout: 20}}, &TruthCM{})
 	}
 	rep := ibcm.Message{Type: ibcm.MsgREP, REP: ibcm.REP{LocalCommID: commR, RemoteCommID: commI, LocalQPN: qpnR, StartingPSN: psnR,
-		ResponderResources: 4, InitiatorDepth: 4, TargetACKDelay: 15, RNRRetryCount: 7, LocalCAGUID: 0x00005efffe000100 | uint64(i)<<8 | 1}}
+		ResponderResources: 4, InitiatorDepth: 4, TargetACKDelay: 15, RNRRetryCount: 7, LocalCAGUID: cmCAGUID(i, false)}}
 	repTruth := &TruthCM{QPN: ptr(qpnR), StartPSN: ptr(psnR), ResponderResources: ptr(uint8(4)), InitiatorDepth: ptr(uint8(4))}
 	if x.Hello {
 		ack := ibcm.HelloAck{MajV: 1, MinV: 1, Cap: x.Cap}
@@ -458,5 +533,19 @@ func cmHelloBad(seed int64) ExtScenario {
 			HelloMajV: 2, HelloIPV: 5, Outcome: CMReject, Reason: ibcm.RejConsumerDefined},
 		{Initiator: netip.AddrPortFrom(cmI4, 40012), Responder: netip.AddrPortFrom(cmR4, 18515), Outcome: CMSIDR},
 		{Initiator: netip.AddrPortFrom(cmI6, 40013), Responder: netip.AddrPortFrom(cmR6, 5445), Outcome: CMNoReply},
+	}}
+}
+
+// ibCMNative is the native InfiniBand counterpart of the RoCEv2 scenarios
+// (link type LINKTYPE_INFINIBAND): an NFS/RDMA connection between LIDs 3
+// and 1 with the IP CM header naming the IPoIB addresses, MRA, RC data and
+// disconnection; then, with Global Route Headers, an NVMe-oF REQ over
+// IPv6 rejected by the consumer.
+func ibCMNative(seed int64) ExtScenario {
+	return CMScenario{Name: "ib-cm-native", Seed: seed, Link: CMNativeIB, Exchanges: []CMExchange{
+		{Initiator: netip.AddrPortFrom(cmI4, 41000), Responder: netip.AddrPortFrom(cmR4, 20049), InitiatorLID: 3, ResponderLID: 1,
+			MRA: true, RequestPD: []byte("nfs-rdma-hello"), ReplyPD: []byte("ok"), DataPackets: 4},
+		{Initiator: netip.AddrPortFrom(cmI6, 41001), Responder: netip.AddrPortFrom(cmR6, 4420), InitiatorLID: 3, ResponderLID: 1,
+			GRH: true, Outcome: CMReject, Reason: ibcm.RejConsumerDefined, ReplyPD: []byte("busy")},
 	}}
 }

@@ -30,7 +30,12 @@
 // layout (a 16-bit function code, a 16-bit private data length, then the
 // private data) and the values 0x01-0x04 are recalled from it [rfc-mem]
 // and sit in one place ([SessionControlHeaderLen], the Func constants) so
-// that a correction is a one-line change.
+// that a correction is a one-line change. A second search (the rfc-editor,
+// datatracker and tech-invite copies of RFC 5043 and the draft-ietf-rddp-sctp
+// diffs are indexed only by their first page; no repository holds
+// rfc5043.txt or code for the session control message; Wireshark has no
+// DDP-over-SCTP dissector, only the two PPIDs) found nothing to confirm
+// or correct them.
 //
 // # Design goals
 //
