@@ -1,7 +1,7 @@
 package capture
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/binary"
 	"io"
 	"time"
@@ -17,7 +17,7 @@ import (
 // record longer than MaxRecordLength before reading it, and steps over a
 // record whose captured length exceeds its original length.
 type pcapReader struct {
-	br    *bufio.Reader // shared with pcapgo, which uses it as is
+	br    peeker
 	r     *pcapgo.Reader
 	big   bool  // big-endian file
 	nanos bool  // nanosecond timestamps
@@ -25,13 +25,24 @@ type pcapReader struct {
 	link  layers.LinkType
 }
 
-func newPcapReader(br *bufio.Reader, big bool) (*pcapReader, error) {
-	// pcapgo wraps its input in bufio.NewReader, which returns br itself as
-	// br's buffer is larger than bufio's default: offsets stay exact.
-	r, err := pcapgo.NewReader(br)
+// peeker is what pcapReader reads from: a *bufio.Reader, or a memory-mapped
+// file (mapped.go).
+type peeker interface {
+	Peek(n int) ([]byte, error)
+	Discard(n int) (int, error)
+}
+
+func newPcapReader(br peeker, big bool) (*pcapReader, error) {
+	// pcapgo parses the 24-octet file header; the records are ours.
+	hdr, err := br.Peek(24)
+	if len(hdr) < 24 {
+		return nil, unexpected(err)
+	}
+	r, err := pcapgo.NewReader(bytes.NewReader(hdr))
 	if err != nil {
 		return nil, err
 	}
+	_, _ = br.Discard(24)
 	p := &pcapReader{br: br, r: r, big: big, off: 24, link: r.LinkType()}
 	p.nanos = r.Resolution().Exponent == -9
 	if !linkSupported(p.link) {
