@@ -112,16 +112,16 @@ func (m *Merge) Next() (Packet, error) {
 		return Packet{}, m.err
 	}
 	if len(m.srcs) == 1 {
-		// One input: no heap, one copy less of every packet.
-		if !m.fill(0) {
-			m.err = io.EOF
-			if m.errs[0] != nil {
-				m.err = m.errs[0]
+		// One input: no heap, no copy through heads.
+		p, err := m.srcs[0].Next()
+		if err != nil {
+			m.done[0] = true
+			m.err = err
+			if err != io.EOF {
+				m.errs[0] = err
 			}
 			return Packet{}, m.err
 		}
-		p := m.heads[0]
-		m.heads[0] = Packet{}
 		m.last, m.inFr = 0, p.Frame
 		m.frame++
 		p.Frame = m.frame
