@@ -35,8 +35,16 @@ const (
 type prov struct {
 	off, end uint64
 	frame    uint64
-	ts       time.Time
+	// The frame's timestamp without its pointer (time.Time has one), so
+	// that appending costs no write barrier: seconds and nanoseconds as
+	// time.Time.Unix and Nanosecond give them (int64 nanoseconds would
+	// overflow for damaged timestamps).
+	sec  int64
+	nsec int32
 }
+
+// time is the frame's timestamp; capture gives UTC times.
+func (p *prov) time() time.Time { return time.Unix(p.sec, int64(p.nsec)).UTC() }
 
 type hole struct{ off, end uint64 }
 
@@ -136,7 +144,8 @@ func (d *direction) Data(ch reassembly.Chunk) {
 		d.data = append(d.data, ch.Data...)
 		d.own = d.data[:0]
 	}
-	d.prov = append(d.prov, prov{off: ch.Off, end: ch.Off + uint64(len(ch.Data)), frame: ch.Frame, ts: ch.TS})
+	d.prov = append(d.prov, prov{off: ch.Off, end: ch.Off + uint64(len(ch.Data)), frame: ch.Frame,
+		sec: ch.TS.Unix(), nsec: int32(ch.TS.Nanosecond())})
 	d.parse()
 	if d.borrowed {
 		d.own = append(d.own[:0], d.buf()...)
@@ -286,7 +295,7 @@ func (d *direction) pendingFrame() (uint64, bool) {
 func (d *direction) frameTS(frame uint64) (time.Time, bool) {
 	for i := range d.prov {
 		if d.prov[i].frame == frame {
-			return d.prov[i].ts, true
+			return d.prov[i].time(), true
 		}
 	}
 	return time.Time{}, false
@@ -301,7 +310,7 @@ func (d *direction) framesOf(out []uint64, s, e uint64) ([]uint64, time.Time) {
 			continue
 		}
 		if len(out) == 0 {
-			ts = p.ts
+			ts = p.time()
 		}
 		if len(out) == 0 || out[len(out)-1] != p.frame {
 			out = append(out, p.frame)

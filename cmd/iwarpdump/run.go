@@ -59,7 +59,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		stats   listFlag
 		reports listFlag
 		failOn  = fs.String("fail-on", "", "exit 1 when a finding of `LEVEL` (error, warning or note) or worse is seen")
-		jobs    = fs.Int("j", 1, "decode capture files with `N` workers, connections spread across them; the output is the same as with 1 (0: one per CPU)")
+		jobs    = fs.Int("j", 1, "decode capture files (-r) with `N` workers, connections spread across them; the output is the same as with 1 (0: one per CPU)")
 	)
 	fs.Var(&files, "r", "read packets from `FILE` (pcap or pcapng, optionally gzip-compressed; - for standard input); repeat -r or give a quoted glob to merge several files in timestamp order")
 	fs.Var(&stats, "z", "print statistics after the decode: `TABLE` is conn, ops, findings or latency (repeatable; with -q no records are printed)")
