@@ -9,7 +9,9 @@
 #   iwarpdump -T jsonl        every record as JSON Lines, to /dev/null
 #   the same two with -j 2    two workers (output identical to -j 1)
 #   tshark -T fields -e iwarp_rdma.opcode
-#   baseline                  read + Ethernet/IP/TCP decode + CRC32c of every payload octet
+#   baseline                  read + Ethernet/IP/TCP decode (gopacket) + CRC32c of every payload octet
+# and first the machine's parallel ceiling (bench/ceiling: the speed-up of a
+# CPU-bound loop on 2 goroutines), the most any 2-worker ratio can show.
 # Needs tshark and GNU time (/usr/bin/time). Usage: bench/compare.sh [SIZE] [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +25,7 @@ command -v tshark >/dev/null || { echo "compare.sh: tshark not installed" >&2; e
 CGO_ENABLED=0 go build -o "$dir/iwarpdump" ./cmd/iwarpdump
 CGO_ENABLED=0 go build -o "$dir/iwarpsynth" ./cmd/iwarpsynth
 CGO_ENABLED=0 go build -o "$dir/baseline" ./bench/baseline
+CGO_ENABLED=0 go build -o "$dir/ceiling" ./bench/ceiling
 pcap="$dir/perf-$size.pcap"
 [ -s "$pcap" ] || "$dir/iwarpsynth" -scenario perf -size "$size" -seed 1 -o "$pcap"
 bytes=$(stat -c %s "$pcap")
@@ -30,41 +33,35 @@ bytes=$(stat -c %s "$pcap")
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "workload: $pcap ($bytes octets), $runs runs each, median shown"
 echo "tshark: $(tshark --version | head -1)"
-printf '%-34s %10s %12s %10s %10s\n' command seconds MB/s "peak RSS" "vs tshark"
+"$dir/ceiling" # what 2 goroutines can gain on this machine at best
+printf '%-38s %8s %10s %12s %10s\n' command seconds MB/s "peak RSS" "vs tshark"
 
-# measure NAME CMD...: median seconds and max RSS (KiB) over the runs.
-measure() {
-	local name=$1; shift
-	local ts=() rss=0
-	for _ in $(seq "$runs"); do
-		/usr/bin/time -f '%e %M' -o "$dir/time.out" "$@" >/dev/null 2>"$dir/stderr.out" || { cat "$dir/stderr.out" >&2; exit 1; }
+# The commands run interleaved, one run of each per round, so that a machine
+# whose speed drifts (a shared VM) skews every command alike; the median of
+# the rounds is shown. Peak RSS is the maximum over the rounds.
+names=("iwarpdump -q -z conn" "iwarpdump -T jsonl" "iwarpdump -j 2 -q -z conn" "iwarpdump -j 2 -T jsonl"
+	"baseline (gopacket read+TCP+CRC32c)" "tshark -T fields -e iwarp_rdma.opcode")
+cmds=("$dir/iwarpdump -r $pcap -q -z conn" "$dir/iwarpdump -r $pcap -T jsonl"
+	"$dir/iwarpdump -j 2 -r $pcap -q -z conn" "$dir/iwarpdump -j 2 -r $pcap -T jsonl"
+	"$dir/baseline $pcap" "tshark -r $pcap -T fields -e iwarp_rdma.opcode")
+declare -A times rss secs
+for _ in $(seq "$runs"); do
+	for i in "${!names[@]}"; do
+		read -r -a cmd <<< "${cmds[$i]}"
+		/usr/bin/time -f '%e %M' -o "$dir/time.out" "${cmd[@]}" >/dev/null 2>"$dir/stderr.out" || { cat "$dir/stderr.out" >&2; exit 1; }
 		read -r s m < "$dir/time.out"
-		ts+=("$s")
-		(( m > rss )) && rss=$m
+		times[$i]="${times[$i]:-} $s"
+		(( m > ${rss[$i]:-0} )) && rss[$i]=$m
 	done
-	local med
-	med=$(printf '%s\n' "${ts[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-	echo "$name $med $rss"
-}
-
-declare -A secs
-tsh=$(measure tshark tshark -r "$pcap" -T fields -e iwarp_rdma.opcode)
-tsh_s=$(echo "$tsh" | awk '{print $2}')
-for spec in "iwarpdump -q -z conn|$dir/iwarpdump -r $pcap -q -z conn" \
-	"iwarpdump -T jsonl|$dir/iwarpdump -r $pcap -T jsonl" \
-	"iwarpdump -j 2 -q -z conn|$dir/iwarpdump -j 2 -r $pcap -q -z conn" \
-	"iwarpdump -j 2 -T jsonl|$dir/iwarpdump -j 2 -r $pcap -T jsonl" \
-	"baseline (gopacket read+TCP+CRC32c)|$dir/baseline $pcap"; do
-	name=${spec%%|*}
-	read -r -a cmd <<< "${spec#*|}"
-	res=$(measure x "${cmd[@]}")
-	s=$(echo "$res" | awk '{print $2}'); m=$(echo "$res" | awk '{print $3}')
-	secs[$name]=$s
-	awk -v n="$name" -v s="$s" -v m="$m" -v b="$bytes" -v t="$tsh_s" \
-		'BEGIN {printf "%-34s %10.2f %12.0f %8.0f MiB %9.1fx\n", n, s, b/1e6/s, m/1024, t/s}'
 done
-awk -v s="$tsh_s" -v m="$(echo "$tsh" | awk '{print $3}')" -v b="$bytes" \
-	'BEGIN {printf "%-34s %10.2f %12.0f %8.0f MiB %9.1fx\n", "tshark -T fields -e iwarp_rdma.opcode", s, b/1e6/s, m/1024, 1}'
+for i in "${!names[@]}"; do
+	secs[${names[$i]}]=$(printf '%s\n' ${times[$i]} | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+done
+tsh_s=${secs[tshark -T fields -e iwarp_rdma.opcode]}
+for i in "${!names[@]}"; do
+	awk -v n="${names[$i]}" -v s="${secs[${names[$i]}]}" -v m="${rss[$i]}" -v b="$bytes" -v t="$tsh_s" \
+		'BEGIN {printf "%-38s %8.2f %10.0f %8.0f MiB %9.1fx\n", n, s, b/1e6/s, m/1024, t/s}'
+done
 awk -v q1="${secs[iwarpdump -q -z conn]}" -v q2="${secs[iwarpdump -j 2 -q -z conn]}" \
 	-v j1="${secs[iwarpdump -T jsonl]}" -v j2="${secs[iwarpdump -j 2 -T jsonl]}" \
 	-v b="${secs[baseline (gopacket read+TCP+CRC32c)]}" \
