@@ -1,8 +1,10 @@
 package flows
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
+	"io"
 	"math"
 	"net/netip"
 	"time"
@@ -41,7 +43,8 @@ type Parallel struct {
 	recycle bool
 	workers []*pworker
 	results []chan pround // per worker, in round order
-	owners  chan []uint8  // per round: the worker of each packet, in capture order
+	owners  chan pinfo    // per round, in capture order
+	chunks  chan []byte   // DecodeChunks: buffers for chunks
 	merged  chan struct{}
 
 	cur     []*pbatch // the round being filled, one batch per worker
@@ -66,6 +69,10 @@ type pbatch struct {
 	errs  []error // Packet.Err of KindBad packets, pmeta.err indexes it
 	arena []byte
 	last  bool // Close: end every connection after the packets
+	// chunk, instead of pkts: whole pcap records every worker walks
+	// (DecodeChunks), taking the packets it owns.
+	chunk *capture.Chunk
+	own   []uint8 // the owner of every record of chunk
 }
 
 // pmeta is a capture.Packet without pointers, so that batches copy and
@@ -161,8 +168,19 @@ type pround struct {
 	steps []pstep
 }
 
+// pinfo tells the merge about a round: the worker of each packet in capture
+// order, and for a chunk round the buffer to recycle once every worker is
+// done with it.
+type pinfo struct {
+	own []uint8
+	buf []byte
+}
+
 type pworker struct {
+	idx  int
+	n    int // workers in all
 	dec  *Decoder
+	walk *capture.ChunkWalker // DecodeChunks
 	in   chan *pbatch
 	free chan *pbatch
 	// back returns emitted FPDU record boxes from the merge
@@ -181,9 +199,9 @@ func NewParallel(opts Options, n int, emit func(*Record)) (*Parallel, error) {
 	n = max(1, min(n, MaxWorkers))
 	opts.fill()
 	p := &Parallel{emit: emit, maxHeld: opts.MaxHeld, recycle: opts.Recycle,
-		merged: make(chan struct{}), owners: make(chan []uint8, 4)}
+		merged: make(chan struct{}), owners: make(chan pinfo, 4)}
 	for i := 0; i < n; i++ {
-		w := &pworker{in: make(chan *pbatch, 4), free: make(chan *pbatch, 4), back: make(chan []*fpduBox, 4)}
+		w := &pworker{idx: i, n: n, in: make(chan *pbatch, 4), free: make(chan *pbatch, 4), back: make(chan []*fpduBox, 4)}
 		w.dec = NewDecoder(opts, nil)
 		w.dec.worker = true
 		for j := 0; j < 3; j++ {
@@ -286,7 +304,7 @@ func subOffset(frame, sub []byte) int {
 
 // send hands the current round to the workers and the merge.
 func (p *Parallel) send(last bool) {
-	p.owners <- p.own
+	p.owners <- pinfo{own: p.own}
 	for i, w := range p.workers {
 		b := p.cur[i]
 		b.last = last
@@ -329,13 +347,19 @@ func (w *pworker) run(res chan<- pround) {
 				more = false
 			}
 		}
-		for i := range b.pkts {
-			pk := b.pkts[i].packet(b)
-			d.pkt = uint32(i)
-			d.Packet(&pk)
+		npk := len(b.pkts)
+		if b.chunk != nil {
+			npk = w.walkChunk(b.chunk, b.own)
+			b.chunk, b.own = nil, nil
+		} else {
+			for i := range b.pkts {
+				pk := b.pkts[i].packet(b)
+				d.pkt = uint32(i)
+				d.Packet(&pk)
+			}
 		}
 		if b.last {
-			d.pkt = uint32(len(b.pkts))
+			d.pkt = uint32(npk)
 			d.Close()
 		}
 		res <- pround{recs: d.out, steps: d.steps}
@@ -395,10 +419,14 @@ func (p *Parallel) merge() {
 			back[w] = append(back[w], (*fpduBox)(unsafe.Pointer(r)))
 		}
 	}
-	for own := range p.owners {
+	for info := range p.owners {
 		for w := 0; w < n; w++ {
 			rounds[w] = <-p.results[w]
 			next[w], step[w] = 0, 0
+		}
+		own := info.own
+		if info.buf != nil {
+			p.chunks <- info.buf // every worker is done with it
 		}
 		for _, w8 := range own {
 			w := int(w8)
@@ -436,4 +464,72 @@ func (p *Parallel) merge() {
 	for len(q) > 0 {
 		out(q.pop())
 	}
+}
+
+// owner is the worker that decodes pk.
+func (w *pworker) owner(pk *capture.Packet) uint8 {
+	if pk.Kind == capture.KindTCP && w.n > 1 {
+		return uint8(symHash(pk.Src, pk.Dst) % uint64(w.n))
+	}
+	return 0
+}
+
+// walkChunk decodes the packets of ch this worker owns (own lists the owner
+// of every record) and returns how many there were.
+func (w *pworker) walkChunk(ch *capture.Chunk, own []uint8) int {
+	d := w.dec
+	k := 0
+	me := uint8(w.idx)
+	w.walk.Walk(*ch, func(i int) bool { return own[i] == me }, func(pk *capture.Packet) {
+		d.pkt = uint32(k)
+		k++
+		d.Packet(pk)
+	})
+	return k
+}
+
+// DecodeChunks decodes a pcap file read in chunks (capture.ChunkReader)
+// instead of packets handed to Packet: every worker walks every chunk and
+// decodes the packets it owns, so the reading goroutine copies nothing per
+// packet. The output is the same as with Packet. It stops early when ctx is
+// done, then closes the Parallel (do not call Packet or Close afterwards)
+// and returns the number of packets read and the reader's error (nil at a
+// clean end of the file).
+func (p *Parallel) DecodeChunks(ctx context.Context, cr *capture.ChunkReader) (uint64, error) {
+	const bufs = 4
+	p.chunks = make(chan []byte, bufs)
+	for i := 0; i < bufs; i++ {
+		p.chunks <- make([]byte, 0, capture.ChunkSize)
+	}
+	for _, w := range p.workers {
+		w.walk = cr.Walker()
+	}
+	// The owners are worked out here, once, so that each worker decodes
+	// only its own records and steps over the others by their headers.
+	ow := cr.Walker()
+	w0 := p.workers[0]
+	var n uint64
+	var rerr error
+	for ctx.Err() == nil {
+		buf := <-p.chunks
+		ch, err := cr.Next(buf)
+		if err != nil {
+			if err != io.EOF {
+				rerr = err
+			}
+			break
+		}
+		n += uint64(ch.N)
+		own := ow.Owners(ch, make([]uint8, 0, ch.N), w0.owner)
+		p.owners <- pinfo{own: own, buf: ch.Data[:0]}
+		for _, w := range p.workers {
+			b := <-w.free
+			b.pkts, b.last = b.pkts[:0], false
+			c := ch
+			b.chunk, b.own = &c, own
+			w.in <- b
+		}
+	}
+	p.Close()
+	return n, rerr
 }

@@ -2,6 +2,7 @@ package flows_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -165,5 +166,129 @@ func TestParallelPayloadRefused(t *testing.T) {
 	_, err := flows.NewParallel(flows.Options{Payload: func(*flows.Record, []byte) {}}, 2, func(*flows.Record) {})
 	if !errors.Is(err, flows.ErrParallelPayload) {
 		t.Fatalf("err = %v, want ErrParallelPayload", err)
+	}
+}
+
+// sequential decodes path with one Decoder through a Source, as iwarpdump
+// does: the JSON Lines, the packets read and the file error.
+func sequential(t testing.TB, path string, limit uint64) ([]byte, uint64, string) {
+	t.Helper()
+	var out []byte
+	emit := func(r *flows.Record) {
+		out = format.AppendJSON(out, format.Fields(r))
+		out = append(out, '\n')
+	}
+	src, err := capture.Open(path)
+	if err != nil {
+		return nil, 0, "open: " + err.Error()
+	}
+	defer src.Close()
+	dec := flows.NewDecoder(flows.Options{}, emit)
+	var n uint64
+	msg := ""
+	for limit == 0 || n < limit {
+		p, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			msg = err.Error()
+			break
+		}
+		n++
+		dec.Packet(&p)
+	}
+	dec.Close()
+	return out, n, msg
+}
+
+// chunked decodes path with DecodeChunks.
+func chunked(t testing.TB, path string, workers int, limit uint64) ([]byte, uint64, string, bool) {
+	t.Helper()
+	cr, err := capture.OpenChunks(path, limit)
+	if errors.Is(err, capture.ErrNotChunked) {
+		return nil, 0, "", false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cr.Close()
+	var out []byte
+	p, err := flows.NewParallel(flows.Options{Recycle: true}, workers, func(r *flows.Record) {
+		out = format.AppendJSON(out, format.Fields(r))
+		out = append(out, '\n')
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := p.DecodeChunks(context.Background(), cr)
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	return out, n, msg, true
+}
+
+// TestDecodeChunksSameOutput: reading pcap files in shared chunks gives the
+// records, packet count and damage error of the sequential Source path:
+// every bundled pcap, a generated multi-connection workload larger than a
+// chunk, a packet limit, and damaged variants.
+func TestDecodeChunksSameOutput(t *testing.T) {
+	dir := t.TempDir()
+	files, _ := filepath.Glob("../testdata/*/*.pcap")
+	var buf bytes.Buffer
+	if err := synth.WritePerf(&buf, 6<<20, 4); err != nil {
+		t.Fatal(err)
+	}
+	perf := filepath.Join(dir, "perf.pcap")
+	if err := os.WriteFile(perf, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, perf)
+	var sources [][]byte
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		sources = append(sources, data)
+	}
+	n := 150
+	if testing.Short() {
+		n = 30
+	}
+	for _, v := range damage.Variants(8, n, sources) {
+		p := filepath.Join(dir, v.Name+".pcap")
+		if err := os.WriteFile(p, v.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, p)
+	}
+	// A damaged copy of the big workload: cut in the middle of a record,
+	// and a record claiming an absurd length.
+	cut := filepath.Join(dir, "perf-cut.pcap")
+	os.WriteFile(cut, buf.Bytes()[:buf.Len()*2/3], 0o644)
+	files = append(files, cut)
+
+	chunkedFiles := 0
+	for _, f := range files {
+		for _, limit := range []uint64{0, 7} {
+			want, wn, werr := sequential(t, f, limit)
+			for _, w := range []int{1, 2, 3} {
+				got, gn, gerr, ok := chunked(t, f, w, limit)
+				if !ok {
+					break
+				}
+				if w == 1 && limit == 0 {
+					chunkedFiles++
+				}
+				if gn != wn || gerr != werr {
+					t.Fatalf("%s, %d workers, limit %d: %d packets, error %q; sequential %d, %q", filepath.Base(f), w, limit, gn, gerr, wn, werr)
+				}
+				if !bytes.Equal(got, want) {
+					t.Fatalf("%s, %d workers, limit %d: output differs from the sequential decode", filepath.Base(f), w, limit)
+				}
+			}
+		}
+	}
+	if chunkedFiles < 40 {
+		t.Fatalf("only %d files were read in chunks", chunkedFiles)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +18,17 @@ func TestJobsSameOutput(t *testing.T) {
 	// Several files merged into one stream, and a packet count.
 	files = append(files, "-r "+siw+"crc_v2_rping.pcap -r "+siw+"term_badwrite.pcap -r "+siw+"p2p_rtr1_rping.pcap",
 		"-c 40 -r "+siw+"crc_v2_iwtest_ops.pcap")
+	// A damaged file: cut inside a record (stderr says where; --strict
+	// exits 3).
+	data, err := os.ReadFile(siw + "crc_v2_iwtest_ops.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), "cut.pcap")
+	if err := os.WriteFile(cut, data[:len(data)*3/5], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, cut, "--strict -r "+cut)
 	modes := [][]string{{"-T", "jsonl"}, {"-v"}, {"-q", "-z", "conn", "-z", "ops", "-z", "findings", "-z", "latency"}, {"-X"}}
 	for _, f := range files {
 		for _, m := range modes {

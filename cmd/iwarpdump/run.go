@@ -239,6 +239,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	damaged := false
+	var chunks *capture.ChunkReader
 	if workers > 1 && !live.active() {
 		par, err := flows.NewParallel(opts, workers, emit)
 		if err != nil {
@@ -246,15 +248,33 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		dec = par
+		// One plain pcap file with nothing between the file and the
+		// decoder (no capture filter, -w or --shard): the workers share
+		// the file's octets in chunks instead of copied packets.
+		plain := len(files) == 1 && files[0] != "-" && !strings.ContainsAny(files[0], "*?[") &&
+			len(fs.Args()) == 0 && live.filterFile == "" && !live.bpfRaw && *shardF == "" &&
+			(parquetOut || (live.write == "" && live.fileSize == "" && live.rotate == 0 && live.maxFiles == 0))
+		if plain {
+			if cr, err := capture.OpenChunks(files[0], *count); err == nil {
+				chunks = cr
+				defer cr.Close()
+				n, err := par.DecodeChunks(ctx, cr)
+				if err != nil {
+					_ = w.Flush()
+					fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
+					fmt.Fprintf(stderr, "iwarpdump: decoded %d packets before the damage\n", n)
+					damaged = true
+				}
+			}
+		}
 	} else {
 		dec = flows.NewDecoder(opts, emit)
 	}
-	damaged := false
 	var n uint64
 	// One packet variable for the whole loop: dec is an interface, so &p
 	// escapes to the heap, once rather than per packet.
 	var p capture.Packet
-	for {
+	for chunks == nil {
 		if ctx.Err() != nil {
 			break
 		}

@@ -1,0 +1,258 @@
+package capture
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+	"os"
+
+	"github.com/gopacket/gopacket/layers"
+)
+
+// ChunkReader reads a pcap file in chunks of whole records, for decoders
+// that share the octets among goroutines: each goroutine walks every record
+// of a chunk with its own ChunkWalker and takes the packets it owns, so
+// the reading goroutine copies nothing per packet (issue 6's parallel
+// decode). It delivers the same frames, with the same numbers, and the same
+// *FileError after the last intact one, as a Source over the same file.
+// Only uncompressed pcap files are read this way: OpenChunks returns
+// ErrNotChunked for anything else, and the caller uses a Source.
+type ChunkReader struct {
+	name  string
+	f     *os.File
+	r     io.Reader
+	hdr   [24]byte
+	big   bool
+	tail  []byte // octets of a record cut at the end of the last chunk
+	off   int64  // file offset of tail[0] (or of the next octet)
+	frame uint64 // frames delivered so far
+	limit uint64 // stop after this many frames (0: no limit)
+	err   error  // sticky: io.EOF or *FileError, returned after the data
+	eof   bool
+}
+
+// Chunk is a run of whole pcap records.
+type Chunk struct {
+	Data  []byte // the records, headers included
+	First uint64 // frame number of the first record
+	N     int    // number of records
+}
+
+// ErrNotChunked: the file is not an uncompressed pcap file.
+var ErrNotChunked = errors.New("capture: not an uncompressed pcap file")
+
+// ChunkSize is the size of the chunks ChunkReader.Next fills: room for at
+// least two records of the longest length.
+const ChunkSize = 1 << 20
+
+// OpenChunks opens the pcap file at path. limit > 0 stops after that many
+// frames (iwarpdump -c).
+func OpenChunks(path string, limit uint64) (*ChunkReader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	c := &ChunkReader{name: path, f: f, r: f, limit: limit}
+	if _, err := io.ReadFull(c.r, c.hdr[:]); err != nil {
+		f.Close()
+		return nil, ErrNotChunked
+	}
+	switch binary.BigEndian.Uint32(c.hdr[:4]) {
+	case magicPcapMicroBE, magicPcapNanoBE:
+		c.big = true
+	case magicPcapMicroLE, magicPcapNanoLE:
+	default:
+		f.Close()
+		return nil, ErrNotChunked
+	}
+	// The header must be one a Source accepts (link type, version).
+	if _, err := newPcapReader(&bytesPeeker{b: c.hdr[:]}, c.big); err != nil {
+		f.Close()
+		return nil, ErrNotChunked
+	}
+	c.off = 24
+	return c, nil
+}
+
+// Close closes the file.
+func (c *ChunkReader) Close() error { return c.f.Close() }
+
+// Walker returns a ChunkWalker for the records of this file's chunks; each
+// goroutine needs its own.
+func (c *ChunkReader) Walker() *ChunkWalker {
+	w := &ChunkWalker{name: c.name}
+	w.pr, _ = newPcapReader(&bytesPeeker{b: c.hdr[:]}, c.big)
+	w.dec.init()
+	return w
+}
+
+func (c *ChunkReader) u32(b []byte) uint32 {
+	if c.big {
+		return binary.BigEndian.Uint32(b)
+	}
+	return binary.LittleEndian.Uint32(b)
+}
+
+// Next fills buf (of capacity at least ChunkSize) with whole records and
+// returns them. After the last record it returns io.EOF, or the *FileError a
+// Source would return at the same frame.
+func (c *ChunkReader) Next(buf []byte) (Chunk, error) {
+	if c.err != nil {
+		return Chunk{}, c.err
+	}
+	buf = append(buf[:0], c.tail...)
+	chunkOff := c.off
+	if !c.eof {
+		n, err := io.ReadFull(c.r, buf[len(buf):ChunkSize])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			c.eof = true
+		} else if err != nil {
+			c.eof = true
+			c.err = &FileError{File: c.name, Offset: chunkOff + int64(len(buf)), Frame: c.frame + 1, Err: err}
+		}
+	}
+	ch := Chunk{First: c.frame + 1}
+	pos := 0
+	for c.limit == 0 || c.frame < c.limit {
+		rest := buf[pos:]
+		if len(rest) < pcapRecordHdrSize {
+			if c.eof && c.err == nil {
+				if len(rest) == 0 {
+					c.err = io.EOF
+				} else {
+					c.err = c.fileError(chunkOff+int64(pos), io.ErrUnexpectedEOF)
+				}
+			}
+			break
+		}
+		caplen := c.u32(rest[8:12])
+		if caplen > MaxRecordLength {
+			c.err = c.fileError(chunkOff+int64(pos), ErrRecordTooLong)
+			break
+		}
+		n := pcapRecordHdrSize + int(caplen)
+		if len(rest) < n {
+			if c.eof && c.err == nil {
+				c.err = c.fileError(chunkOff+int64(pos), io.ErrUnexpectedEOF)
+			}
+			break
+		}
+		pos += n
+		ch.N++
+		c.frame++
+	}
+	if c.limit != 0 && c.frame >= c.limit && c.err == nil {
+		c.err = io.EOF
+	}
+	c.tail = append(c.tail[:0], buf[pos:]...)
+	c.off = chunkOff + int64(pos)
+	ch.Data = buf[:pos]
+	if ch.N == 0 && c.err != nil {
+		return Chunk{}, c.err
+	}
+	return ch, nil
+}
+
+func (c *ChunkReader) fileError(off int64, err error) *FileError {
+	return &FileError{File: c.name, Offset: off, Frame: c.frame + 1, Err: err}
+}
+
+// ChunkWalker decodes the records of chunks into Packets, as Source.Next
+// does. It is not safe for concurrent use.
+type ChunkWalker struct {
+	name string
+	pr   *pcapReader
+	dec  decoder
+	rec  record
+	p    Packet
+}
+
+// Walk calls fn with the records of ch, decoded; the Packet is valid
+// during the call. When keep is not nil, record i (0-based in the chunk) is
+// decoded only if keep(i): the others are stepped over by their header.
+func (w *ChunkWalker) Walk(ch Chunk, keep func(i int) bool, fn func(p *Packet)) {
+	br := &bytesPeeker{b: ch.Data}
+	w.pr.br = br
+	frame := ch.First
+	for i := 0; i < ch.N; i++ {
+		if keep != nil && !keep(i) {
+			if len(br.b) < pcapRecordHdrSize {
+				return
+			}
+			_, _ = br.Discard(pcapRecordHdrSize + int(w.pr.u32(br.b[8:12])))
+			frame++
+			continue
+		}
+		w.rec.bad = nil
+		if _, err := w.pr.read(&w.rec); err != nil {
+			return // cannot happen: Next checked every record
+		}
+		// One Packet for the walk: fn is a function value, so a local
+		// one would escape, an allocation per record.
+		p := &w.p
+		*p = Packet{
+			Frame:     frame,
+			TS:        w.rec.ci.Timestamp,
+			Interface: w.rec.ci.InterfaceIndex,
+			CapLen:    w.rec.ci.CaptureLength,
+			WireLen:   w.rec.ci.Length,
+			Data:      w.rec.data,
+		}
+		if w.rec.bad != nil {
+			p.Kind, p.Err = KindBad, w.rec.bad
+		} else {
+			w.dec.decode(p, w.rec.link)
+		}
+		fn(p)
+		frame++
+	}
+}
+
+// Owners appends to own, for every record of ch, the owner that of gives
+// its packet (fn sees Kind, Src and Dst only). It is Walk made cheap for
+// the common frame: Ethernet/IPv4/TCP headers are read straight from the
+// record (fastTCP4) without building the rest of the Packet.
+func (w *ChunkWalker) Owners(ch Chunk, own []uint8, of func(p *Packet) uint8) []uint8 {
+	b := ch.Data
+	eth := w.pr.link == layers.LinkTypeEthernet
+	p := &w.p
+	for i := 0; i < ch.N; i++ {
+		if len(b) < pcapRecordHdrSize {
+			break
+		}
+		caplen, wirelen := w.pr.u32(b[8:12]), w.pr.u32(b[12:16])
+		n := pcapRecordHdrSize + int(caplen)
+		data := b[pcapRecordHdrSize:n:n]
+		b = b[n:]
+		*p = Packet{WireLen: int(wirelen), Data: data}
+		switch {
+		case caplen > wirelen:
+			p.Kind = KindBad
+		case eth && fastTCP4(p, data):
+		default:
+			w.dec.decode(p, w.pr.link)
+		}
+		own = append(own, of(p))
+	}
+	return own
+}
+
+// Link returns the file's link type.
+func (w *ChunkWalker) Link() layers.LinkType { return w.pr.link }
+
+// bytesPeeker reads from a byte slice.
+type bytesPeeker struct{ b []byte }
+
+func (r *bytesPeeker) Peek(n int) ([]byte, error) {
+	if n > len(r.b) {
+		return r.b, io.EOF
+	}
+	return r.b[:n:n], nil
+}
+
+func (r *bytesPeeker) Discard(n int) (int, error) {
+	n = min(n, len(r.b))
+	r.b = r.b[n:]
+	return n, nil
+}
