@@ -191,19 +191,7 @@ func (w *ChunkWalker) Walk(ch Chunk, keep func(i int) bool, fn func(p *Packet)) 
 		// One Packet for the walk: fn is a function value, so a local
 		// one would escape, an allocation per record.
 		p := &w.p
-		*p = Packet{
-			Frame:     frame,
-			TS:        w.rec.ci.Timestamp,
-			Interface: w.rec.ci.InterfaceIndex,
-			CapLen:    w.rec.ci.CaptureLength,
-			WireLen:   w.rec.ci.Length,
-			Data:      w.rec.data,
-		}
-		if w.rec.bad != nil {
-			p.Kind, p.Err = KindBad, w.rec.bad
-		} else {
-			w.dec.decode(p, w.rec.link)
-		}
+		w.dec.packet(p, &w.rec, frame)
 		fn(p)
 		frame++
 	}

@@ -193,21 +193,27 @@ func (s *Source) Next() (Packet, error) {
 		return Packet{}, s.err
 	}
 	s.frame++
-	p := Packet{
-		Frame:     s.frame,
-		TS:        s.rec.ci.Timestamp,
-		Interface: s.rec.ci.InterfaceIndex,
-		CapLen:    s.rec.ci.CaptureLength,
-		WireLen:   s.rec.ci.Length,
-		Data:      s.rec.data,
-	}
-	if s.rec.bad != nil {
-		p.Kind = KindBad
-		p.Err = s.rec.bad
-		return p, nil
-	}
-	s.dec.decode(&p, s.rec.link)
+	var p Packet
+	s.dec.packet(&p, &s.rec, s.frame)
 	return p, nil
+}
+
+// packet fills p with record rec, frame number frame, decoded (Source.Next
+// and ChunkWalker.Walk).
+func (d *decoder) packet(p *Packet, rec *record, frame uint64) {
+	*p = Packet{
+		Frame:     frame,
+		TS:        rec.ci.Timestamp,
+		Interface: rec.ci.InterfaceIndex,
+		CapLen:    rec.ci.CaptureLength,
+		WireLen:   rec.ci.Length,
+		Data:      rec.data,
+	}
+	if rec.bad != nil {
+		p.Kind, p.Err = KindBad, rec.bad
+		return
+	}
+	d.decode(p, rec.link)
 }
 
 func (s *Source) fileError(frame uint64, off int64, err error) *FileError {

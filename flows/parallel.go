@@ -2,7 +2,6 @@ package flows
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"io"
 	"math"
@@ -11,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/iwarpkit/iwarpkit/capture"
+	"github.com/iwarpkit/iwarpkit/shard"
 )
 
 // Parallel decodes with several workers, one Decoder each, and hands the
@@ -18,8 +18,8 @@ import (
 // would give: the output is byte for byte the same (issue 6).
 //
 // How: the caller's goroutine (Packet) copies each packet into a batch for
-// the worker that owns its connection (a hash of the unordered 4-tuple,
-// so both directions meet); non-TCP packets (RoCEv2 CM, SCTP) all go to
+// the worker that owns its connection (shard.Hash of the unordered
+// 4-tuple, so both directions meet); non-TCP packets (RoCEv2 CM, SCTP) all go to
 // worker 0, whose exchanges are keyed across flows. A round of batches,
 // one per worker, is cut every [parallelRound] octets. A connection's
 // records depend only on its own packets (a Decoder shares nothing across
@@ -239,7 +239,7 @@ func (p *Parallel) Packet(pk *capture.Packet) {
 	}
 	w := 0
 	if pk.Kind == capture.KindTCP && len(p.workers) > 1 {
-		w = int(symHash(pk.Src, pk.Dst) % uint64(len(p.workers)))
+		w = int(shard.Hash(pk.Src, pk.Dst) % uint64(len(p.workers)))
 	}
 	b := p.cur[w]
 	m := pmeta{
@@ -272,20 +272,6 @@ func (p *Parallel) Packet(pk *capture.Packet) {
 	if p.curSize >= parallelRound {
 		p.send(false)
 	}
-}
-
-// symHash is a hash of a TCP connection's two endpoints that does not
-// depend on their order, for sharding.
-func symHash(a, b netip.AddrPort) uint64 {
-	return endHash(a) + endHash(b)
-}
-
-func endHash(x netip.AddrPort) uint64 {
-	b := x.Addr().As16()
-	h := binary.LittleEndian.Uint64(b[:8])*0x9e3779b97f4a7c15 ^ binary.LittleEndian.Uint64(b[8:])*0xc2b2ae3d27d4eb4f ^ uint64(x.Port())*0x165667b19e3779f9
-	h ^= h >> 29
-	h *= 0xbf58476d1ce4e5b9
-	return h ^ h>>32
 }
 
 // subOffset is the offset of sub inside frame, or len(frame) when sub is
@@ -469,7 +455,7 @@ func (p *Parallel) merge() {
 // owner is the worker that decodes pk.
 func (w *pworker) owner(pk *capture.Packet) uint8 {
 	if pk.Kind == capture.KindTCP && w.n > 1 {
-		return uint8(symHash(pk.Src, pk.Dst) % uint64(w.n))
+		return uint8(shard.Hash(pk.Src, pk.Dst) % uint64(w.n))
 	}
 	return 0
 }
