@@ -19,9 +19,11 @@ import (
 //
 // How: the caller's goroutine (Packet) copies each packet into a batch for
 // the worker that owns its connection (shard.Hash of the unordered
-// 4-tuple, so both directions meet); non-TCP packets (RoCEv2 CM, SCTP) all go to
-// worker 0, whose exchanges are keyed across flows. A round of batches,
-// one per worker, is cut every [parallelRound] octets. A connection's
+// 4-tuple, so both directions meet); non-TCP packets (RoCEv2 CM, SCTP) all
+// go to worker 0, whose exchanges are keyed across flows. A round of
+// batches, one per worker, is cut every [parallelRound] octets. For a plain
+// pcap file, DecodeChunks instead hands every worker the same chunks of
+// whole records with the owner of each, and copies nothing. A connection's
 // records depend only on its own packets (a Decoder shares nothing across
 // connections but the id counter), so each worker decodes its share alone;
 // instead of ordering its records it hands them over tagged with the packet
@@ -237,10 +239,7 @@ func (p *Parallel) Packet(pk *capture.Packet) {
 	if p.closed {
 		return
 	}
-	w := 0
-	if pk.Kind == capture.KindTCP && len(p.workers) > 1 {
-		w = int(shard.Hash(pk.Src, pk.Dst) % uint64(len(p.workers)))
-	}
+	w := int(p.workers[0].owner(pk))
 	b := p.cur[w]
 	m := pmeta{
 		frame: pk.Frame, sec: pk.TS.Unix(), nsec: int32(pk.TS.Nanosecond()),
