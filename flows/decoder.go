@@ -85,11 +85,12 @@ type Decoder struct {
 	// to out as it is queued, with the internal recNewID and recConnEnd
 	// records, and notes after each packet the frame and its pending
 	// limit in steps; the merge orders (parallel.go).
-	worker bool
-	boxes  []*fpduBox // Options.Recycle: emitted FPDU records to reuse
-	pkt    uint32
-	out    []*Record
-	steps  []pstep
+	worker  bool
+	boxes   []*fpduBox  // Options.Recycle: emitted FPDU records to reuse
+	msgFree []*msgState // and message records
+	pkt     uint32
+	out     []*Record
+	steps   []pstep
 }
 
 type frameTS struct {
@@ -286,10 +287,49 @@ func (d *Decoder) release(all bool) {
 		}
 		d.queue.pop()
 		d.emit(r)
-		if r.boxed && d.opts.Recycle {
-			d.freeBox((*fpduBox)(unsafe.Pointer(r)))
+		if d.opts.Recycle {
+			d.recycle(r)
 		}
 	}
+}
+
+// boxKind says what holds a record: its own allocation, an fpduBox or a
+// msgState (which the Decoder can reuse under Options.Recycle; the record
+// is the first field of both).
+type boxKind uint8
+
+const (
+	boxNone boxKind = iota
+	boxFPDU
+	boxMsg
+)
+
+// recycle keeps the holder of an emitted record for reuse.
+func (d *Decoder) recycle(r *Record) {
+	switch r.box {
+	case boxFPDU:
+		if len(d.boxes) < maxFreeBoxes {
+			d.boxes = append(d.boxes, (*fpduBox)(unsafe.Pointer(r)))
+		}
+	case boxMsg:
+		if len(d.msgFree) < maxFreeBoxes {
+			d.msgFree = append(d.msgFree, (*msgState)(unsafe.Pointer(r)))
+		}
+	}
+}
+
+// newMsg returns a zeroed message state, reused when possible.
+func (d *Decoder) newMsg() *msgState {
+	var s *msgState
+	if n := len(d.msgFree); n > 0 {
+		s = d.msgFree[n-1]
+		d.msgFree = d.msgFree[:n-1]
+		*s = msgState{}
+	} else {
+		s = &msgState{}
+	}
+	s.r.box = boxMsg
+	return s
 }
 
 // maxFreeBoxes bounds the FPDU records kept for reuse.
@@ -301,19 +341,12 @@ func (d *Decoder) newBox() *fpduBox {
 		b := d.boxes[n-1]
 		d.boxes = d.boxes[:n-1]
 		*b = fpduBox{}
-		b.r.boxed = true
+		b.r.box = boxFPDU
 		return b
 	}
 	b := &fpduBox{}
-	b.r.boxed = true
+	b.r.box = boxFPDU
 	return b
-}
-
-// freeBox keeps an emitted FPDU record's box for reuse.
-func (d *Decoder) freeBox(b *fpduBox) {
-	if len(d.boxes) < maxFreeBoxes {
-		d.boxes = append(d.boxes, b)
-	}
 }
 
 // pendingLimit is the earliest frame whose octets a connection (or a

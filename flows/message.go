@@ -17,7 +17,7 @@ type msgKey struct {
 }
 
 type msgState struct {
-	r       Record        // the message record, allocated with the state
+	r       Record        // the message record, allocated with the state; first (Decoder.recycle)
 	m       MessageRecord // r.Message points here
 	rec     *MessageRecord
 	frame   uint64
@@ -100,13 +100,12 @@ func (m *messages) add(d *direction, rec *Record) {
 		if len(m.open_) >= d.c.d.opts.MaxMessages {
 			m.evictOldest(d)
 		}
-		s = &msgState{
-			m: MessageRecord{
-				Opcode: seg.Opcode, FirstFrame: rec.Frame, Tagged: seg.DDP.T,
-				STag: seg.DDP.STag, TO: seg.DDP.TO, QN: seg.DDP.QN, MSN: seg.DDP.MSN,
-			},
-			frame: rec.Frame, ts: rec.TS, nextOff: off,
+		s = d.c.d.newMsg()
+		s.m = MessageRecord{
+			Opcode: seg.Opcode, FirstFrame: rec.Frame, Tagged: seg.DDP.T,
+			STag: seg.DDP.STag, TO: seg.DDP.TO, QN: seg.DDP.QN, MSN: seg.DDP.MSN,
 		}
+		s.frame, s.ts, s.nextOff = rec.Frame, rec.TS, off
 		s.rec = &s.m
 		m.open_[k] = s
 		if m.oldestOK && !m.oldestStale && rec.Frame < m.oldestF {
@@ -139,10 +138,14 @@ func (m *messages) complete(d *direction, s *msgState, seg *rdmap.Segment) {
 	d.fill(r)
 	r.Message = s.rec
 	var matched *pendingRead
+	var hit pendingRead // matched points here: no allocation per Read
 	switch s.rec.Opcode {
 	case rdmap.OpReadRequest:
 		if len(c.reads) >= maxPendingReads {
-			c.reads = c.reads[1:]
+			// Drop the oldest in place (reslicing from the front would
+			// make every later append reallocate).
+			n := copy(c.reads, c.reads[1:])
+			c.reads = c.reads[:n]
 		}
 		c.reads = append(c.reads, pendingRead{requester: d.side, sinkSTag: seg.Read.SinkSTag, size: seg.Read.Size, frame: s.frame, ts: s.ts})
 	case rdmap.OpReadResponse:
@@ -150,7 +153,8 @@ func (m *messages) complete(d *direction, s *msgState, seg *rdmap.Segment) {
 			if pr.requester != d.side && pr.sinkSTag == s.rec.STag {
 				s.rec.RequestFrame = pr.frame
 				s.rec.Latency = s.lastTS.Sub(pr.ts)
-				matched = &pr
+				hit = pr
+				matched = &hit
 				c.reads = append(c.reads[:i], c.reads[i+1:]...)
 				break
 			}

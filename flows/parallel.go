@@ -187,7 +187,7 @@ type pworker struct {
 	free chan *pbatch
 	// back returns emitted FPDU record boxes from the merge
 	// (Options.Recycle).
-	back chan []*fpduBox
+	back chan []*Record
 }
 
 // NewParallel returns a Parallel with n workers (1 <= n <= MaxWorkers)
@@ -203,7 +203,7 @@ func NewParallel(opts Options, n int, emit func(*Record)) (*Parallel, error) {
 	p := &Parallel{emit: emit, maxHeld: opts.MaxHeld, recycle: opts.Recycle,
 		merged: make(chan struct{}), owners: make(chan pinfo, 4)}
 	for i := 0; i < n; i++ {
-		w := &pworker{idx: i, n: n, in: make(chan *pbatch, 4), free: make(chan *pbatch, 4), back: make(chan []*fpduBox, 4)}
+		w := &pworker{idx: i, n: n, in: make(chan *pbatch, 4), free: make(chan *pbatch, 4), back: make(chan []*Record, 4)}
 		w.dec = NewDecoder(opts, nil)
 		w.dec.worker = true
 		for j := 0; j < 3; j++ {
@@ -322,11 +322,9 @@ func (w *pworker) run(res chan<- pround) {
 	for b := range w.in {
 		for more := true; more; {
 			select {
-			case bs := <-w.back:
-				for _, x := range bs {
-					if len(d.boxes) < maxFreeBoxes {
-						d.boxes = append(d.boxes, x)
-					}
+			case rs := <-w.back:
+				for _, r := range rs {
+					d.recycle(r)
 				}
 			default:
 				more = false
@@ -368,7 +366,7 @@ func (p *Parallel) merge() {
 	step := make([]int, n) // per worker: the next step of the round
 	ids := make(map[[2]int]int)
 	nextID := 0
-	back := make([][]*fpduBox, n) // boxes to hand back to each worker
+	back := make([][]*Record, n) // records to hand back to each worker
 	// take queues worker w's records up to packet k (inclusive).
 	take := func(w int, k uint32) {
 		recs := rounds[w].recs
@@ -399,9 +397,9 @@ func (p *Parallel) merge() {
 			r.Conn = g
 		}
 		p.emit(r)
-		if r.boxed && p.recycle {
+		if r.box != boxNone && p.recycle {
 			w := k[0]
-			back[w] = append(back[w], (*fpduBox)(unsafe.Pointer(r)))
+			back[w] = append(back[w], r)
 		}
 	}
 	for info := range p.owners {

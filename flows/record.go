@@ -113,9 +113,9 @@ type Record struct {
 	CM      *CMRecord   // RecCM, and RecExtConn of a CM exchange (record_ext.go)
 	SCTP    *SCTPRecord // RecDDPSCTP, RecSCTPSession, and RecExtConn of an SCTP association
 
-	order uint64 // tie-breaker for deterministic output order
-	boxed bool   // the record is an fpduBox's (Options.Recycle)
-	pkt   uint32 // Parallel: index in its worker's batch of the packet that queued it
+	order uint64  // tie-breaker for deterministic output order
+	box   boxKind // what holds the record, for Options.Recycle
+	pkt   uint32  // Parallel: index in its worker's batch of the packet that queued it
 }
 
 // MPARecord is an MPA Request or Reply frame (RFC 5044 §7.1).
