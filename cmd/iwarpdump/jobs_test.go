@@ -29,7 +29,8 @@ func TestJobsSameOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	files = append(files, cut, "--strict -r "+cut)
-	modes := [][]string{{"-T", "jsonl"}, {"-v"}, {"-q", "-z", "conn", "-z", "ops", "-z", "findings", "-z", "latency"}, {"-X"}}
+	modes := [][]string{{"-T", "jsonl"}, {"-v"}, {"-q", "-z", "conn", "-z", "ops", "-z", "findings", "-z", "latency"}, {"-X"},
+		{"-Y", "rdmap.opcode == 0 || mpa.crc_status != \"ok\"", "--fail-on", "warning"}, {"--decode-as", "tcp.port==7174,crc=on"}}
 	for _, f := range files {
 		for _, m := range modes {
 			args := append([]string{"-r", f}, m...)
