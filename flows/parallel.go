@@ -85,8 +85,8 @@ type pmeta struct {
 	sec                  int64
 	nsec                 int32
 	iface                int32
-	capLen, wireLen      int32
-	payWire              int32
+	capLen, wireLen      int64 // a damaged header may give any uint32
+	payWire              int64
 	start, end           int32
 	payOff, payLen       int32
 	err                  int32 // -1: none
@@ -243,8 +243,8 @@ func (p *Parallel) Packet(pk *capture.Packet) {
 	b := p.cur[w]
 	m := pmeta{
 		frame: pk.Frame, sec: pk.TS.Unix(), nsec: int32(pk.TS.Nanosecond()),
-		iface: int32(pk.Interface), capLen: int32(pk.CapLen), wireLen: int32(pk.WireLen),
-		payWire: int32(pk.PayloadWireLen), err: -1, seq: pk.Seq, ack: pk.Ack,
+		iface: int32(pk.Interface), capLen: int64(pk.CapLen), wireLen: int64(pk.WireLen),
+		payWire: int64(pk.PayloadWireLen), err: -1, seq: pk.Seq, ack: pk.Ack,
 		sport: pk.Src.Port(), dport: pk.Dst.Port(), window: pk.Window,
 		kind: pk.Kind, flags: pk.Flags, ipv6: pk.IPv6, fragment: pk.Fragment,
 	}

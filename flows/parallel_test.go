@@ -152,6 +152,17 @@ func TestParallelSameOutput(t *testing.T) {
 	}
 	checkSame(t, "interleaved", mixed)
 
+	// Lengths a damaged header can claim: the workers' packet copies must
+	// carry them whole.
+	huge := append([]capture.Packet(nil), all[0]...)
+	for i := range huge {
+		if i%3 == 0 {
+			huge[i].WireLen = 1<<32 - 1
+			huge[i].PayloadWireLen = 1<<32 - 100
+		}
+	}
+	checkSame(t, "huge wire lengths", huge)
+
 	n := 200
 	if testing.Short() {
 		n = 40
