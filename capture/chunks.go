@@ -102,14 +102,16 @@ func (c *ChunkReader) Next(buf []byte) (Chunk, error) {
 	}
 	buf = append(buf[:0], c.tail...)
 	chunkOff := c.off
+	var ioErr error
 	if !c.eof {
 		n, err := io.ReadFull(c.r, buf[len(buf):ChunkSize])
 		buf = buf[:len(buf)+n]
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			c.eof = true
 		} else if err != nil {
-			c.eof = true
-			c.err = &FileError{File: c.name, Offset: chunkOff + int64(len(buf)), Frame: c.frame + 1, Err: err}
+			// A read error: the records before it are delivered, then
+			// the error, at the first record it cut (as a Source).
+			c.eof, ioErr = true, err
 		}
 	}
 	ch := Chunk{First: c.frame + 1}
@@ -117,13 +119,7 @@ func (c *ChunkReader) Next(buf []byte) (Chunk, error) {
 	for c.limit == 0 || c.frame < c.limit {
 		rest := buf[pos:]
 		if len(rest) < pcapRecordHdrSize {
-			if c.eof && c.err == nil {
-				if len(rest) == 0 {
-					c.err = io.EOF
-				} else {
-					c.err = c.fileError(chunkOff+int64(pos), io.ErrUnexpectedEOF)
-				}
-			}
+			c.cut(chunkOff+int64(pos), len(rest), ioErr)
 			break
 		}
 		caplen := c.u32(rest[8:12])
@@ -133,9 +129,7 @@ func (c *ChunkReader) Next(buf []byte) (Chunk, error) {
 		}
 		n := pcapRecordHdrSize + int(caplen)
 		if len(rest) < n {
-			if c.eof && c.err == nil {
-				c.err = c.fileError(chunkOff+int64(pos), io.ErrUnexpectedEOF)
-			}
+			c.cut(chunkOff+int64(pos), len(rest), ioErr)
 			break
 		}
 		pos += n
@@ -152,6 +146,20 @@ func (c *ChunkReader) Next(buf []byte) (Chunk, error) {
 		return Chunk{}, c.err
 	}
 	return ch, nil
+}
+
+// cut handles the record at file offset off, of which only have octets are
+// in the chunk: at the end of the file, or at a read error, the file ends
+// there (as it would for a Source); otherwise the next chunk carries it.
+func (c *ChunkReader) cut(off int64, have int, ioErr error) {
+	switch {
+	case ioErr != nil:
+		c.err = c.fileError(off, ioErr)
+	case c.eof && have == 0:
+		c.err = io.EOF
+	case c.eof:
+		c.err = c.fileError(off, io.ErrUnexpectedEOF)
+	}
 }
 
 func (c *ChunkReader) fileError(off int64, err error) *FileError {
