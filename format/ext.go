@@ -495,10 +495,7 @@ func appendSCTPConnLine(dst []byte, s *flows.SCTPSummary) []byte {
 	dst = append(dst, ' ')
 	dst = append(dst, s.State...)
 	if s.Enhanced {
-		dst = append(dst, ", IRD "...)
-		dst = strconv.AppendUint(dst, uint64(s.IRD), 10)
-		dst = append(dst, " ORD "...)
-		dst = strconv.AppendUint(dst, uint64(s.ORD), 10)
+		dst = appendIRDORD(dst, uint64(s.IRD), uint64(s.ORD))
 	}
 	dst = append(dst, ", "...)
 	dst = strconv.AppendInt(dst, int64(s.Segments), 10)

@@ -336,10 +336,7 @@ func appendConnLine(dst []byte, s *flows.ConnSummary) []byte {
 	dst = append(dst, " r2i "...)
 	dst = append(dst, onOff(s.MarkersR2I)...)
 	if s.Enhanced {
-		dst = append(dst, ", IRD "...)
-		dst = strconv.AppendUint(dst, uint64(s.IRD), 10)
-		dst = append(dst, " ORD "...)
-		dst = strconv.AppendUint(dst, uint64(s.ORD), 10)
+		dst = appendIRDORD(dst, uint64(s.IRD), uint64(s.ORD))
 	}
 	dst = append(dst, ", "...)
 	dst = strconv.AppendInt(dst, int64(s.FPDUs), 10)
@@ -475,4 +472,13 @@ func isHexName(name string) bool {
 		}
 	}
 	return false
+}
+
+// appendIRDORD appends ", IRD n ORD m" (MPA rev 2 Enhanced data, RFC 6581
+// §5; or the SCTP enhanced session control, seed 003 §7).
+func appendIRDORD(dst []byte, ird, ord uint64) []byte {
+	dst = append(dst, ", IRD "...)
+	dst = strconv.AppendUint(dst, ird, 10)
+	dst = append(dst, " ORD "...)
+	return strconv.AppendUint(dst, ord, 10)
 }
