@@ -112,7 +112,7 @@ func itoa(v uint64) string { return strconv.FormatUint(v, 10) }
 //
 // Codes are the Code... constants of this package. Things that need more
 // than one segment (MSN order, Read Response matching) are not checked.
-func (s Segment) Check(dst []dissect.Finding) []dissect.Finding {
+func (s *Segment) Check(dst []dissect.Finding) []dissect.Finding {
 	h := s.DDP
 	switch h.DV {
 	case ddp.VersionIETF:

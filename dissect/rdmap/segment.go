@@ -63,12 +63,23 @@ func (s Segment) Control() Control { return MakeControl(s.RV, s.Rsvd, s.Opcode) 
 //
 // Decode does not allocate.
 func Decode(ulpdu []byte) (Segment, error) {
+	var s Segment
+	err := DecodeInto(&s, ulpdu)
+	return s, err
+}
+
+// DecodeInto is Decode writing into *s, which it overwrites whole: the
+// same fields and the same errors, without copying a Segment (some 250
+// octets) on the way out. Hot paths decode straight into the record that
+// keeps the result.
+func DecodeInto(s *Segment, ulpdu []byte) error {
 	h, n, err := ddp.Decode(ulpdu)
 	if err != nil {
-		return Segment{}, err
+		*s = Segment{}
+		return err
 	}
 	c := Control(h.ULPCtrl)
-	s := Segment{DDP: h, RV: c.RV(), Rsvd: c.Rsvd(), Opcode: c.Opcode(), HdrLen: n}
+	*s = Segment{DDP: h, RV: c.RV(), Rsvd: c.Rsvd(), Opcode: c.Opcode(), HdrLen: n}
 	if !h.T && s.Opcode.HasInvalidate() {
 		s.InvalSTag = h.ULPRsvd
 	}
@@ -78,36 +89,36 @@ func Decode(ulpdu []byte) (Segment, error) {
 	case OpWrite, OpReadResponse, OpSend, OpSendInvalidate, OpSendSE, OpSendSEInvalidate:
 	case OpReadRequest:
 		if s.Read, err = DecodeReadRequest(rest); err != nil {
-			return s, err
+			return err
 		}
 		m = ReadRequestLen
 	case OpTerminate:
 		if s.Term, m, err = DecodeTerminate(rest); err != nil {
-			return s, err
+			return err
 		}
 	case OpImmediate, OpImmediateSE:
 		if len(rest) < ImmediateDataLen {
-			return s, dissect.ErrTruncated
+			return dissect.ErrTruncated
 		}
 		s.Immediate = binary.BigEndian.Uint64(rest)
 		m = ImmediateDataLen
 	case OpAtomicRequest:
 		if s.AtomicReq, err = DecodeAtomicRequest(rest); err != nil {
-			return s, err
+			return err
 		}
 		m = AtomicRequestLen
 	case OpAtomicResponse:
 		if s.AtomicResp, err = DecodeAtomicResponse(rest); err != nil {
-			return s, err
+			return err
 		}
 		m = AtomicResponseLen
 	default:
 		s.Payload = rest[:len(rest):len(rest)]
-		return s, dissect.ErrUnknownOpcode
+		return dissect.ErrUnknownOpcode
 	}
 	s.HdrLen = n + m
 	s.Payload = rest[m:len(rest):len(rest)]
-	return s, nil
+	return nil
 }
 
 // AppendSegment appends the wire form of s to dst: the DDP header, the

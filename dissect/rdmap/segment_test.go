@@ -3,6 +3,7 @@ package rdmap
 import (
 	"bytes"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/iwarpkit/iwarpkit/dissect"
@@ -242,9 +243,21 @@ func FuzzSegmentDecode(f *testing.F) {
 	for _, s := range segmentsForEveryOpcode() {
 		f.Add(AppendSegment(nil, s))
 	}
+	// A Segment with every header part set, to decode over.
+	dirty := Segment{Read: ReadRequest{SinkSTag: 1, SrcTO: 2}, Immediate: 3, InvalSTag: 4, HdrLen: 5,
+		AtomicReq: AtomicRequest{RemoteSTag: 6}, AtomicResp: AtomicResponse{OrigValue: 7}, Payload: []byte{8}}
+	if err := DecodeInto(&dirty, ulpduOf(f, capTermBadWrite)); err != nil {
+		f.Fatal(err)
+	}
+	dirty.Read, dirty.Immediate, dirty.InvalSTag = ReadRequest{SinkSTag: 1}, 3, 4
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := Decode(b)
 		_ = s.Check(nil)
+		// DecodeInto overwrites whatever the Segment held.
+		into := dirty
+		if err2 := DecodeInto(&into, b); err2 != err || !reflect.DeepEqual(into, s) {
+			t.Fatalf("DecodeInto over a used Segment: %+v %v, Decode: %+v %v", into, err2, s, err)
+		}
 		if err != nil && err != dissect.ErrUnknownOpcode {
 			if err != dissect.ErrTruncated {
 				t.Fatalf("unexpected error %v", err)
