@@ -1,6 +1,7 @@
 package flows
 
 import (
+	"encoding/binary"
 	"math"
 	"net/netip"
 	"time"
@@ -64,13 +65,18 @@ func (o *Options) fill() {
 
 // Decoder turns packets into records. It is not safe for concurrent use.
 type Decoder struct {
-	opts   Options
-	emit   func(*Record)
-	conns  map[connKey]*conn
-	nextID int
-	queue  orderQueue
-	order  uint64
-	frame  uint64 // the frame being processed
+	opts  Options
+	emit  func(*Record)
+	conns map[connKey]*conn
+	// cache remembers recently used connections by a hash of the 4-tuple
+	// (cacheIndex); an entry is checked against the packet's endpoints and
+	// cleared when its connection is finished.
+	cache       [connCacheSize]*conn
+	noConnCache bool // tests: always look up the map
+	nextID      int
+	queue       orderQueue
+	order       uint64
+	frame       uint64 // the frame being processed
 	// pending lists the directions that may still emit records about
 	// earlier frames (direction.inPending marks membership).
 	pending []*direction
@@ -125,6 +131,27 @@ func keyOf(a, b netip.AddrPort) connKey {
 	return connKey{b, a}
 }
 
+// connCacheBits sizes Decoder.cache: 1<<connCacheBits entries.
+const (
+	connCacheBits = 8
+	connCacheSize = 1 << connCacheBits
+)
+
+// cacheIndex hashes a 4-tuple, in either direction, to an entry of
+// Decoder.cache: cheaper than the map's hash of two netip.AddrPorts, which
+// was a twentieth of the decode.
+func cacheIndex(a, b netip.AddrPort) int {
+	h := (endpointHash(a) + endpointHash(b)) * 0x9E3779B97F4A7C15
+	return int(h >> (64 - connCacheBits))
+}
+
+func endpointHash(a netip.AddrPort) uint64 {
+	ip := a.Addr().As16()
+	lo := binary.LittleEndian.Uint64(ip[8:])
+	hi := binary.LittleEndian.Uint64(ip[:8])
+	return (lo ^ hi*0xC2B2AE3D27D4EB4F ^ uint64(a.Port())<<17) * 0xFF51AFD7ED558CCD
+}
+
 // NewDecoder returns a Decoder that hands every record to emit, in frame
 // order. emit may keep the record.
 func NewDecoder(opts Options, emit func(*Record)) *Decoder {
@@ -148,8 +175,12 @@ func (d *Decoder) Packet(p *capture.Packet) {
 		d.release(false)
 		return
 	}
-	k := keyOf(p.Src, p.Dst)
-	c := d.conns[k]
+	ci := cacheIndex(p.Src, p.Dst)
+	c := d.cache[ci]
+	if d.noConnCache || c == nil || !((c.a == p.Src && c.b == p.Dst) || (c.a == p.Dst && c.b == p.Src)) {
+		c = d.conns[keyOf(p.Src, p.Dst)]
+		d.cache[ci] = c
+	}
 	syn := p.Flags&capture.FlagSYN != 0
 	ack := p.Flags&capture.FlagACK != 0
 	if c != nil && c.closed && syn && !ack {
@@ -162,7 +193,8 @@ func (d *Decoder) Packet(p *capture.Packet) {
 			d.evictIdle()
 		}
 		c = newConn(d, d.newID(), p.Src, p.Dst, p.Frame, p.TS)
-		d.conns[k] = c
+		d.conns[keyOf(p.Src, p.Dst)] = c
+		d.cache[ci] = c
 	}
 	c.packet(p)
 	d.release(false)
@@ -193,6 +225,9 @@ func (d *Decoder) finish(c *conn) {
 	c.flush()
 	c.summarise()
 	delete(d.conns, keyOf(c.a, c.b))
+	if ci := cacheIndex(c.a, c.b); d.cache[ci] == c {
+		d.cache[ci] = nil
+	}
 	for _, dir := range c.dirs {
 		d.dropPending(dir)
 	}
@@ -280,9 +315,9 @@ func (d *Decoder) release(all bool) {
 		return
 	}
 	limit := min(d.frame+1, d.pendingLimit())
-	for len(d.queue) > 0 {
+	for d.queue.len() > 0 {
 		r := d.queue.peek()
-		if !all && r.Frame >= limit && len(d.queue) <= d.opts.MaxHeld {
+		if !all && r.Frame >= limit && d.queue.len() <= d.opts.MaxHeld {
 			break
 		}
 		d.queue.pop()

@@ -715,11 +715,16 @@ func (d *direction) emitFPDU(s uint64, have []byte, wire, ulen int, crc crcState
 		// Decode what there is, but a header that runs into missing octets is not trusted.
 		ulpdu = d.trimToHole(s, ulpdu)
 	}
-	seg, err := rdmap.Decode(ulpdu)
+	// Decoded in place: a Segment is some 250 octets, copied twice when
+	// returned by value.
+	seg := &fr.Seg
+	err := rdmap.DecodeInto(seg, ulpdu)
 	if !complete && errors.Is(err, dissect.ErrTruncated) {
 		fr.SegErr = err
+		*seg = rdmap.Segment{}
 	} else if err != nil && !errors.Is(err, dissect.ErrUnknownOpcode) {
 		fr.SegErr = err
+		*seg = rdmap.Segment{}
 		c.finding(rec, dissect.SeverityError, "ddp.malformed", "DDP segment cannot be decoded: "+err.Error(), "RFC 5041 §4", rec.Frame)
 	} else {
 		fr.SegOK = true
@@ -740,10 +745,10 @@ func (d *direction) emitFPDU(s uint64, have []byte, wire, ulen int, crc crcState
 		for _, f := range seg.Check(nil) {
 			c.finding(rec, f.Severity, f.Code, f.Msg, f.Ref, rec.Frame)
 		}
-		fr.Seg = seg
-		fr.Seg.Payload = nil
+		payload := seg.Payload
+		seg.Payload = nil
 		if cb := c.d.opts.Payload; cb != nil && complete {
-			cb(rec, seg.Payload)
+			cb(rec, payload)
 		}
 		dv := int(seg.DDP.DV)
 		if c.ddpVersion < 0 {

@@ -422,7 +422,7 @@ func (p *Parallel) merge() {
 			for _, f := range pend {
 				limit = min(limit, f)
 			}
-			for len(q) > 0 && (q.peek().Frame < limit || len(q) > p.maxHeld) {
+			for q.len() > 0 && (q.peek().Frame < limit || q.len() > p.maxHeld) {
 				out(q.pop())
 			}
 		}
@@ -444,7 +444,7 @@ func (p *Parallel) merge() {
 			}
 		}
 	}
-	for len(q) > 0 {
+	for q.len() > 0 {
 		out(q.pop())
 	}
 }
