@@ -329,6 +329,9 @@ func (d *direction) inHole(off uint64) bool {
 }
 
 func (d *direction) overlapsHole(s, e uint64) bool {
+	if len(d.holes) == 0 {
+		return false
+	}
 	for _, h := range d.holes {
 		if h.off < e && s < h.end {
 			return true

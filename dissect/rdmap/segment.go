@@ -79,7 +79,10 @@ func DecodeInto(s *Segment, ulpdu []byte) error {
 		return err
 	}
 	c := Control(h.ULPCtrl)
-	*s = Segment{DDP: h, RV: c.RV(), Rsvd: c.Rsvd(), Opcode: c.Opcode(), HdrLen: n}
+	// Cleared, then set field by field: a composite literal is built on
+	// the stack and copied, three times the stores.
+	*s = Segment{}
+	s.DDP, s.RV, s.Rsvd, s.Opcode, s.HdrLen = h, c.RV(), c.Rsvd(), c.Opcode(), n
 	if !h.T && s.Opcode.HasInvalidate() {
 		s.InvalSTag = h.ULPRsvd
 	}
