@@ -186,8 +186,11 @@ type pworker struct {
 	in   chan *pbatch
 	free chan *pbatch
 	// back returns emitted FPDU record boxes from the merge
-	// (Options.Recycle).
-	back chan []*Record
+	// (Options.Recycle), and backFree the emptied slices to the merge;
+	// spare returns the slices of rounds the merge is done with.
+	back     chan []*Record
+	backFree chan []*Record
+	spare    chan pround
 }
 
 // NewParallel returns a Parallel with n workers (1 <= n <= MaxWorkers)
@@ -203,7 +206,8 @@ func NewParallel(opts Options, n int, emit func(*Record)) (*Parallel, error) {
 	p := &Parallel{emit: emit, maxHeld: opts.MaxHeld, recycle: opts.Recycle,
 		merged: make(chan struct{}), owners: make(chan pinfo, 4)}
 	for i := 0; i < n; i++ {
-		w := &pworker{idx: i, n: n, in: make(chan *pbatch, 4), free: make(chan *pbatch, 4), back: make(chan []*Record, 4)}
+		w := &pworker{idx: i, n: n, in: make(chan *pbatch, 4), free: make(chan *pbatch, 4), back: make(chan []*Record, 4),
+			backFree: make(chan []*Record, 4), spare: make(chan pround, 8)}
 		w.dec = NewDecoder(opts, nil)
 		w.dec.worker = true
 		for j := 0; j < 3; j++ {
@@ -326,6 +330,11 @@ func (w *pworker) run(res chan<- pround) {
 				for _, r := range rs {
 					d.recycle(r)
 				}
+				clear(rs)
+				select {
+				case w.backFree <- rs[:0]:
+				default:
+				}
 			default:
 				more = false
 			}
@@ -347,6 +356,12 @@ func (w *pworker) run(res chan<- pround) {
 		}
 		res <- pround{recs: d.out, steps: d.steps}
 		d.out, d.steps = nil, nil
+		// The merge hands the slices of finished rounds back.
+		select {
+		case sp := <-w.spare:
+			d.out, d.steps = sp.recs[:0], sp.steps[:0]
+		default:
+		}
 		w.free <- b
 	}
 }
@@ -431,12 +446,23 @@ func (p *Parallel) merge() {
 			take(w, math.MaxUint32)
 		}
 		for w := 0; w < n; w++ {
+			// The round's slices go back to the worker for reuse.
+			select {
+			case p.workers[w].spare <- rounds[w]:
+			default:
+			}
+			rounds[w] = pround{}
 			if len(back[w]) == 0 {
 				continue
 			}
 			select {
 			case p.workers[w].back <- back[w]:
 				back[w] = nil
+				select {
+				case b := <-p.workers[w].backFree:
+					back[w] = b
+				default:
+				}
 			default:
 				// The worker has enough: let the collector have them.
 				clear(back[w])
