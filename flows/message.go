@@ -35,12 +35,20 @@ type messages struct {
 	oldestF     uint64
 	oldestOK    bool
 	oldestStale bool
+	// last is the message the previous segment went to, under lastK: a
+	// message's segments mostly come in a row, and the map's hash of the
+	// key cost more than the rest of add. del clears it.
+	last  *msgState
+	lastK msgKey
 }
 
 // del removes an open message, marking the cached oldest frame stale when
 // it was that message's.
 func (m *messages) del(k msgKey, frame uint64) {
 	delete(m.open_, k)
+	if m.last != nil && m.lastK == k {
+		m.last = nil
+	}
 	if m.oldestOK && frame <= m.oldestF {
 		m.oldestStale = true
 	}
@@ -95,7 +103,10 @@ func (m *messages) add(d *direction, rec *Record) {
 		m.open_ = make(map[msgKey]*msgState)
 	}
 	last := fr.Frames[len(fr.Frames)-1]
-	s := m.open_[k]
+	s := m.last
+	if s == nil || m.lastK != k {
+		s = m.open_[k]
+	}
 	if s == nil {
 		if len(m.open_) >= d.c.d.opts.MaxMessages {
 			m.evictOldest(d)
@@ -119,6 +130,7 @@ func (m *messages) add(d *direction, rec *Record) {
 		d.c.finding(rec, dissect.SeverityWarning, "ddp.offset_discontinuity",
 			"segment "+what+" does not follow the previous segment of the message", "RFC 5041 §5", rec.Frame)
 	}
+	m.last, m.lastK = s, k
 	s.rec.Segments++
 	s.rec.Length += uint64(fr.PayloadLen)
 	s.rec.LastFrame = last

@@ -380,6 +380,20 @@ func (p *Parallel) merge() {
 	next := make([]int, n) // per worker: the next record of the round
 	step := make([]int, n) // per worker: the next step of the round
 	ids := make(map[[2]int]int)
+	// idHit caches ids per worker by the low bits of the worker's id: a
+	// map lookup per record cost more than the rest of the merge.
+	idHit := make([][64]idEntry, n)
+	lookup := func(k [2]int) (int, bool) {
+		e := &idHit[k[0]][k[1]&63]
+		if e.set && e.local == k[1] {
+			return e.global, true
+		}
+		g, ok := ids[k]
+		if ok {
+			*e = idEntry{set: true, local: k[1], global: g}
+		}
+		return g, ok
+	}
 	nextID := 0
 	back := make([][]*Record, n) // records to hand back to each worker
 	// take queues worker w's records up to packet k (inclusive).
@@ -406,9 +420,12 @@ func (p *Parallel) merge() {
 			return
 		case recConnEnd:
 			delete(ids, k)
+			if e := &idHit[k[0]][k[1]&63]; e.set && e.local == k[1] {
+				*e = idEntry{}
+			}
 			return
 		}
-		if g, ok := ids[k]; ok {
+		if g, ok := lookup(k); ok {
 			r.Conn = g
 		}
 		p.emit(r)
@@ -473,6 +490,12 @@ func (p *Parallel) merge() {
 	for q.len() > 0 {
 		out(q.pop())
 	}
+}
+
+// idEntry caches a worker's connection id and the merge's number for it.
+type idEntry struct {
+	set           bool
+	local, global int
 }
 
 // owner is the worker that decodes pk.
