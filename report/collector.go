@@ -220,21 +220,23 @@ const maxIndexed = 1 << 17
 
 // conn returns the statistics of r's connection, creating them; once
 // MaxConns connections are tabulated, later ones share one "other" entry.
-// It notes r's addresses and direction, not its timestamp.
+// It notes r's addresses and direction, not its timestamp. It inlines: most
+// records find a settled connection in byID.
 func (c *Collector) conn(r *flows.Record) *connStats {
-	var cs *connStats
-	if id := r.Conn; uint(id) < uint(len(c.byID)) {
-		cs = c.byID[id]
-		if cs != nil && cs.settled {
+	if id := uint(r.Conn); id < uint(len(c.byID)) {
+		if cs := c.byID[id]; cs != nil && cs.settled {
 			return cs
 		}
 	}
-	return c.connSlow(r, cs)
+	return c.connSlow(r)
 }
 
-// connSlow is conn for a connection not in byID (cs == nil), or not yet
-// settled.
-func (c *Collector) connSlow(r *flows.Record, cs *connStats) *connStats {
+// connSlow is conn for a connection not in byID, or not yet settled.
+func (c *Collector) connSlow(r *flows.Record) *connStats {
+	var cs *connStats
+	if id := uint(r.Conn); id < uint(len(c.byID)) {
+		cs = c.byID[id]
+	}
 	if cs == nil {
 		cs = c.lookup(r)
 	}
@@ -343,7 +345,11 @@ func (c *Collector) fpdu(r *flows.Record, cs *connStats, w wall, slow bool) {
 	if fr.CRCStatus == flows.CRCBad {
 		cs.crcErrors++
 	}
-	c.tl.add(&r.TS, w, slow, r.Dir, n)
+	if b := c.tl.hit(w, slow); b != nil { // timeline.add, inlined
+		b[dir] += n // dirIndex maps as add does
+	} else {
+		c.tl.addSlow(r.TS, r.Dir, n)
+	}
 }
 
 // total returns the span of all records' timestamps. Until a slow one

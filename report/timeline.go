@@ -33,14 +33,25 @@ type timeline struct {
 // add counts n octets of direction dir at timestamp ts, whose wall clock
 // reading is w (see wallOf for slow).
 func (t *timeline) add(ts *time.Time, w wall, slow bool, dir flows.Dir, n uint64) {
-	if !slow && !w.before(t.lo) && w.before(t.hi) {
-		if int(dir) >= len(t.b[t.cur]) {
-			dir = flows.DirUnknown
-		}
-		t.b[t.cur][dir] += n
+	b := t.hit(w, slow)
+	if b == nil {
+		t.addSlow(*ts, dir, n)
 		return
 	}
-	t.addSlow(*ts, dir, n)
+	if int(dir) >= len(b) {
+		dir = flows.DirUnknown
+	}
+	b[dir] += n
+}
+
+// hit returns the cached bucket if a timestamp with wall clock reading w
+// (see wallOf for slow) falls in it, else nil. It inlines, and takes most
+// FPDUs.
+func (t *timeline) hit(w wall, slow bool) *[3]uint64 {
+	if slow || w.before(t.lo) || !w.before(t.hi) {
+		return nil
+	}
+	return &t.b[t.cur]
 }
 
 // addSlow is add by time.Time.Sub, and fills the cache.
