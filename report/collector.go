@@ -48,32 +48,31 @@ func (s *sevCount) add(sev dissect.Severity) {
 
 // connStats aggregates one connection.
 type connStats struct {
-	id                int
-	other             bool           // the connections beyond MaxConns, together
-	a, b              netip.AddrPort // source and destination of the first record
-	initiator         netip.AddrPort
-	responder         netip.AddrPort
-	initKnown         bool
-	sum               *flows.ConnSummary // the conn record, when it came
-	req, rep          bool               // MPA Request / Reply seen (fallback without a summary)
-	rev               uint8
-	crc               bool
-	mI2R, mR2I        bool
-	enhanced          bool
-	ird, ord          uint16
-	rejected          bool
-	fpdus             int
-	messages          int
-	octets            uint64
-	crcErrors         int
-	findings          int
-	sev               sevCount
-	fam               map[string]*sevCount // finding counts per check family
-	ops               [3][nOps]opCount     // [flows.Dir][opcode]
-	lat               *latHist
-	first, last       time.Time
-	haveTS            bool
-	frame0, lastFrame uint64
+	id         int
+	other      bool           // the connections beyond MaxConns, together
+	settled    bool           // a and initiator known: conn has nothing left to note
+	a, b       netip.AddrPort // source and destination of the first record
+	initiator  netip.AddrPort
+	responder  netip.AddrPort
+	initKnown  bool
+	sum        *flows.ConnSummary // the conn record, when it came
+	req, rep   bool               // MPA Request / Reply seen (fallback without a summary)
+	rev        uint8
+	crc        bool
+	mI2R, mR2I bool
+	enhanced   bool
+	ird, ord   uint16
+	rejected   bool
+	fpdus      int
+	messages   int
+	octets     uint64
+	crcErrors  int
+	findings   int
+	sev        sevCount
+	fam        map[string]*sevCount // finding counts per check family
+	ops        [3][nOps]opCount     // [flows.Dir][opcode]
+	lat        *latHist
+	span       // first and last timestamp
 }
 
 // findKey identifies a row of the findings table.
@@ -120,8 +119,9 @@ const maxKeptFrames = 16
 // Memory is bounded (see the package documentation): records are never kept.
 type Collector struct {
 	conns     map[int]*connStats
-	other     *connStats // connections beyond maxConns, aggregated together
-	untracked int        // records of connections beyond maxConns
+	byID      []*connStats // conns and other by id, for ids below maxIndexed
+	other     *connStats   // connections beyond maxConns, aggregated together
+	untracked int          // records of connections beyond maxConns
 
 	records   int
 	fpdus     int
@@ -131,9 +131,8 @@ type Collector struct {
 	ops       [3][nOps]opCount
 	lat       latHist
 	tl        timeline
-	first     time.Time
-	last      time.Time
-	haveTS    bool
+	span      span // of all records, once allSpan; see total
+	allSpan   bool
 
 	finds     map[findKey]*findAgg
 	codes     map[string]*codeInfo
@@ -165,16 +164,17 @@ func (c *Collector) Add(r *flows.Record) {
 		return
 	}
 	c.records++
-	if !r.TS.IsZero() {
-		if !c.haveTS || r.TS.Before(c.first) {
-			c.first = r.TS
-		}
-		if !c.haveTS || r.TS.After(c.last) {
-			c.last = r.TS
-		}
-		c.haveTS = true
-	}
+	w, slow := wallOf(&r.TS)
 	cs := c.conn(r)
+	if !r.TS.IsZero() {
+		if slow && !c.allSpan {
+			c.span, c.allSpan = c.total(), true
+		}
+		if c.allSpan {
+			c.span.add(&r.TS, w, slow)
+		}
+		cs.span.add(&r.TS, w, slow)
+	}
 	switch r.Type {
 	case flows.RecMPA:
 		if r.MPA != nil {
@@ -185,7 +185,7 @@ func (c *Collector) Add(r *flows.Record) {
 		}
 	case flows.RecFPDU:
 		if r.FPDU != nil {
-			c.fpdu(r, cs)
+			c.fpdu(r, cs, w, slow)
 			for i := range r.FPDU.Findings {
 				c.finding(r, cs, &r.FPDU.Findings[i])
 			}
@@ -194,11 +194,7 @@ func (c *Collector) Add(r *flows.Record) {
 		c.messages++
 		cs.messages++
 		if m := r.Message; m != nil && m.RequestFrame != 0 {
-			c.lat.add(m.Latency)
-			if cs.lat == nil {
-				cs.lat = new(latHist)
-			}
-			cs.lat.add(m.Latency)
+			c.latency(cs, m.Latency)
 		}
 	case flows.RecFinding:
 		if r.Finding != nil {
@@ -206,35 +202,52 @@ func (c *Collector) Add(r *flows.Record) {
 		}
 	case flows.RecConn:
 		if r.Summary != nil && !cs.other {
-			s := *r.Summary
-			cs.sum = &s
-			if s.InitiatorKnown {
+			if cs.sum == nil {
+				cs.sum = new(flows.ConnSummary)
+			}
+			*cs.sum = *r.Summary
+			if s := cs.sum; s.InitiatorKnown {
 				cs.initiator, cs.responder, cs.initKnown = s.Initiator, s.Responder, true
 			}
 		}
 	}
 }
 
+// maxIndexed bounds Collector.byID: connection ids from 0 up to it (flows
+// numbers connections 0, 1, 2, ... in order) are found by indexing, others
+// in the map.
+const maxIndexed = 1 << 17
+
 // conn returns the statistics of r's connection, creating them; once
 // MaxConns connections are tabulated, later ones share one "other" entry.
+// It notes r's addresses and direction, not its timestamp. It inlines: most
+// records find a settled connection in byID.
 func (c *Collector) conn(r *flows.Record) *connStats {
-	cs := c.conns[r.Conn]
-	if cs == nil {
-		if len(c.conns) >= c.maxConns {
-			c.untracked++
-			if c.other == nil {
-				c.other = &connStats{id: -1, other: true}
-			}
-			cs = c.other
-		} else {
-			cs = &connStats{id: r.Conn, a: r.Src, b: r.Dst, frame0: r.Frame}
-			c.conns[r.Conn] = cs
+	if id := uint(r.Conn); id < uint(len(c.byID)) {
+		if cs := c.byID[id]; cs != nil && cs.settled {
+			return cs
 		}
 	}
-	if !cs.a.IsValid() && !cs.other && r.Src.IsValid() {
+	return c.connSlow(r)
+}
+
+// connSlow is conn for a connection not in byID, or not yet settled.
+func (c *Collector) connSlow(r *flows.Record) *connStats {
+	var cs *connStats
+	if id := uint(r.Conn); id < uint(len(c.byID)) {
+		cs = c.byID[id]
+	}
+	if cs == nil {
+		cs = c.lookup(r)
+	}
+	if cs.other {
+		c.untracked++
+		return cs
+	}
+	if !cs.a.IsValid() && r.Src.IsValid() {
 		cs.a, cs.b = r.Src, r.Dst
 	}
-	if !cs.initKnown && !cs.other && r.Src.IsValid() {
+	if !cs.initKnown && r.Src.IsValid() {
 		switch r.Dir {
 		case flows.DirI2R:
 			cs.initiator, cs.responder, cs.initKnown = r.Src, r.Dst, true
@@ -242,20 +255,31 @@ func (c *Collector) conn(r *flows.Record) *connStats {
 			cs.initiator, cs.responder, cs.initKnown = r.Dst, r.Src, true
 		}
 	}
-	if !r.TS.IsZero() {
-		if !cs.haveTS || r.TS.Before(cs.first) {
-			cs.first = r.TS
+	cs.settled = cs.a.IsValid() && cs.initKnown
+	return cs
+}
+
+// lookup finds or creates the statistics of r's connection in the map (or
+// chooses "other" for a new connection), and remembers them in byID.
+func (c *Collector) lookup(r *flows.Record) *connStats {
+	cs := c.conns[r.Conn]
+	if cs == nil {
+		if len(c.conns) >= c.maxConns {
+			if c.other == nil {
+				c.other = &connStats{id: -1, other: true}
+			}
+			cs = c.other
+		} else {
+			cs = &connStats{id: r.Conn, a: r.Src, b: r.Dst}
+			c.conns[r.Conn] = cs
 		}
-		if !cs.haveTS || r.TS.After(cs.last) {
-			cs.last = r.TS
+	}
+	if id := r.Conn; id >= 0 && id < maxIndexed {
+		if id >= len(c.byID) {
+			n := min(max(id+1, 2*len(c.byID), 64), maxIndexed)
+			c.byID = append(c.byID, make([]*connStats, n-len(c.byID))...)
 		}
-		cs.haveTS = true
-	}
-	if r.Frame != 0 && (cs.frame0 == 0 || r.Frame < cs.frame0) {
-		cs.frame0 = r.Frame
-	}
-	if r.Frame > cs.lastFrame {
-		cs.lastFrame = r.Frame
+		c.byID[id] = cs
 	}
 	return cs
 }
@@ -299,7 +323,7 @@ func dirIndex(d flows.Dir) int {
 	return 0
 }
 
-func (c *Collector) fpdu(r *flows.Record, cs *connStats) {
+func (c *Collector) fpdu(r *flows.Record, cs *connStats, w wall, slow bool) {
 	fr := r.FPDU
 	n := uint64(max(fr.Len, 0))
 	op, dir := opIndex(fr), dirIndex(r.Dir)
@@ -314,7 +338,6 @@ func (c *Collector) fpdu(r *flows.Record, cs *connStats) {
 	if fr.CRCStatus == flows.CRCBad {
 		c.crcErrors++
 	}
-	c.tl.add(r.TS, r.Dir, n)
 	cs.fpdus++
 	cs.octets += n
 	cs.ops[dir][op].n++
@@ -322,6 +345,39 @@ func (c *Collector) fpdu(r *flows.Record, cs *connStats) {
 	if fr.CRCStatus == flows.CRCBad {
 		cs.crcErrors++
 	}
+	if b := c.tl.hit(w, slow); b != nil { // timeline.add, inlined
+		b[dir] += n // dirIndex maps as add does
+	} else {
+		c.tl.addSlow(r.TS, r.Dir, n)
+	}
+}
+
+// total returns the span of all records' timestamps. Until a slow one
+// came (see wallOf), the Collector keeps only the spans per connection,
+// and merges them here.
+func (c *Collector) total() span {
+	if c.allSpan {
+		return c.span
+	}
+	var m span
+	for _, cs := range c.conns {
+		m.mergeFast(&cs.span)
+	}
+	if c.other != nil {
+		m.mergeFast(&c.other.span)
+	}
+	return m
+}
+
+// latency adds the latency of an RDMA Read (RFC 5040 §4.4) to the totals
+// and to its connection.
+func (c *Collector) latency(cs *connStats, d time.Duration) {
+	i := latBucketOf(d)
+	c.lat.addIn(d, i)
+	if cs.lat == nil {
+		cs.lat = new(latHist)
+	}
+	cs.lat.addIn(d, i)
 }
 
 // family returns the check family of a finding code: the part before the

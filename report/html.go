@@ -73,12 +73,13 @@ func (c *Collector) WriteHTML(w io.Writer, title string) error {
 		d.Worst = s.String()
 	}
 	var dur time.Duration
-	if c.haveTS {
-		dur = c.last.Sub(c.first)
+	sp := c.total()
+	if sp.haveTS {
+		dur = sp.duration()
 	}
 	d.Summary = []htmlKV{
-		{"First record", tsLabel(c.first)},
-		{"Last record", tsLabel(c.last)},
+		{"First record", tsLabel(sp.first())},
+		{"Last record", tsLabel(sp.last())},
 		{"Duration", durLabel(dur)},
 		{"Connections", itoa(len(c.conns))},
 		{"FPDUs", itoa(c.fpdus)},

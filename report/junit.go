@@ -100,7 +100,8 @@ func junitTime(t time.Time) string {
 //   - note findings never fail a testcase; they are listed in the suite's
 //     system-out. JUnit errors (crashes of the test itself) are always 0.
 func (c *Collector) WriteJUnit(w io.Writer, name string) error {
-	doc := junitSuites{Name: name, Time: seconds(c.last.Sub(c.first))}
+	all := c.total()
+	doc := junitSuites{Name: name, Time: seconds(all.duration())}
 	byConn := make(map[int][]*keptFinding)
 	for i := range c.kept {
 		k := &c.kept[i]
@@ -115,9 +116,9 @@ func (c *Collector) WriteJUnit(w io.Writer, name string) error {
 			ID:       cs.id,
 			Package:  name,
 		}
-		ts := cs.first
+		ts := cs.first()
 		if !cs.haveTS {
-			ts = c.first
+			ts = all.first()
 		}
 		s.Timestamp = junitTime(ts)
 		s.Properties = []junitProperty{

@@ -49,6 +49,21 @@ func latValue(i int) float64 {
 
 // add records one latency.
 func (h *latHist) add(d time.Duration) {
+	h.addIn(d, latBucketOf(d))
+}
+
+// latBucketOf returns the bucket of latency d, or 0 when d is below 1 ns
+// (such latencies count apart from the buckets).
+func latBucketOf(d time.Duration) int {
+	if d < 1 {
+		return 0
+	}
+	return latBucket(int64(d))
+}
+
+// addIn records latency d, whose bucket i = latBucketOf(d) the caller
+// computed (once for several histograms).
+func (h *latHist) addIn(d time.Duration, i int) {
 	if d < 0 {
 		d = 0
 	}
@@ -67,7 +82,6 @@ func (h *latHist) add(d time.Duration) {
 	if h.minPos == 0 || d < h.minPos {
 		h.minPos = d
 	}
-	i := latBucket(int64(d))
 	switch {
 	case len(h.counts) == 0:
 		h.off = i

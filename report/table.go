@@ -159,10 +159,10 @@ func (cs *connStats) row() connRow {
 	r := connRow{
 		ID: cs.id, State: "-", Rev: "-", CRC: "-", Markers: "-", IRDORD: "-",
 		FPDUs: cs.fpdus, Messages: cs.messages, Octets: cs.octets,
-		CRCErrors: cs.crcErrors, Findings: cs.findings, First: cs.first,
+		CRCErrors: cs.crcErrors, Findings: cs.findings, First: cs.first(),
 	}
 	if cs.haveTS {
-		r.Duration = cs.last.Sub(cs.first)
+		r.Duration = cs.duration()
 	}
 	r.Label = itoa(cs.id)
 	switch {

@@ -31,7 +31,7 @@ func TestTimelineMerge(t *testing.T) {
 		var tl timeline
 		var total [3]uint64
 		for _, s := range samples {
-			tl.add(t0.Add(s.at), s.dir, s.n)
+			tlAdd(&tl, t0.Add(s.at), s.dir, s.n)
 			total[s.dir] += s.n
 		}
 		if len(tl.b) > MaxBuckets || len(tl.b) == 0 {
@@ -67,10 +67,16 @@ func TestTimelineMerge(t *testing.T) {
 // in the first bucket instead of being lost or panicking.
 func TestTimelineBackwards(t *testing.T) {
 	var tl timeline
-	tl.add(t0, flows.DirI2R, 1)
-	tl.add(t0.Add(-time.Hour), flows.DirI2R, 2)
-	tl.add(t0.Add(time.Millisecond), flows.Dir(9), 4)
+	tlAdd(&tl, t0, flows.DirI2R, 1)
+	tlAdd(&tl, t0.Add(-time.Hour), flows.DirI2R, 2)
+	tlAdd(&tl, t0.Add(time.Millisecond), flows.Dir(9), 4)
 	if len(tl.b) != 2 || tl.b[0][flows.DirI2R] != 3 || tl.b[1][flows.DirUnknown] != 4 {
 		t.Fatalf("buckets %v", tl.b)
 	}
+}
+
+// tlAdd adds to a timeline as the Collector does.
+func tlAdd(tl *timeline, ts time.Time, dir flows.Dir, n uint64) {
+	w, slow := wallOf(&ts)
+	tl.add(&ts, w, slow, dir, n)
 }
