@@ -400,8 +400,10 @@ func (d *Decoder) pendingLimit() uint64 {
 			dir.inPending = false
 		}
 	}
-	clear(d.pending[len(kept):])
-	d.pending = kept
+	if len(kept) < len(d.pending) {
+		clear(d.pending[len(kept):])
+		d.pending = kept
+	}
 	if f, ok := d.extPending(); ok && f < limit {
 		limit = f
 	}
