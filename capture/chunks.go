@@ -172,7 +172,6 @@ type ChunkWalker struct {
 	name string
 	pr   *pcapReader
 	dec  decoder
-	rec  record
 	p    Packet
 }
 
@@ -192,14 +191,18 @@ func (w *ChunkWalker) Walk(ch Chunk, keep func(i int) bool, fn func(p *Packet)) 
 			frame++
 			continue
 		}
-		w.rec.bad = nil
-		if _, err := w.pr.read(&w.rec); err != nil {
-			return // cannot happen: Next checked every record
-		}
 		// One Packet for the walk: fn is a function value, so a local
 		// one would escape, an allocation per record.
 		p := &w.p
-		w.dec.packet(p, &w.rec, frame)
+		*p = Packet{}
+		link, _, err := w.pr.read(p)
+		if err != nil {
+			return // cannot happen: Next checked every record
+		}
+		p.Frame = frame
+		if p.Kind == 0 {
+			w.dec.decode(p, link)
+		}
 		fn(p)
 		frame++
 	}

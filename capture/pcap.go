@@ -6,7 +6,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 )
@@ -65,39 +64,30 @@ func (p *pcapReader) linkType(iface int) layers.LinkType {
 	return p.link
 }
 
-func (p *pcapReader) read(rec *record) (int64, error) {
+func (p *pcapReader) read(pk *Packet) (layers.LinkType, int64, error) {
 	off := p.off
 	h, err := p.br.Peek(pcapRecordHdrSize)
 	if len(h) < pcapRecordHdrSize {
 		if len(h) == 0 && err == io.EOF {
-			return off, io.EOF
+			return 0, off, io.EOF
 		}
-		return off, unexpected(err)
+		return 0, off, unexpected(err)
 	}
 	caplen, wirelen := p.u32(h[8:12]), p.u32(h[12:16])
 	if caplen > MaxRecordLength {
-		return off, ErrRecordTooLong
+		return 0, off, ErrRecordTooLong
 	}
 	if caplen > wirelen {
 		// Well framed but impossible: skip it and say so.
-		sec, frac := p.u32(h[0:4]), p.u32(h[4:8])
-		ns := int64(frac)
-		if !p.nanos {
-			ns *= 1000
-		}
-		rec.ci.Timestamp = time.Unix(int64(sec), ns).UTC()
-		rec.ci.CaptureLength = int(caplen)
-		rec.ci.Length = int(wirelen)
-		rec.ci.InterfaceIndex = 0
-		rec.data = nil
-		rec.link = p.link
-		rec.bad = ErrCapLen
+		pk.TS = p.timestamp(h)
+		pk.CapLen, pk.WireLen = int(caplen), int(wirelen)
+		pk.Kind, pk.Err = KindBad, ErrCapLen
 		n := pcapRecordHdrSize + int(caplen)
 		if d, err := p.br.Discard(n); d < n {
-			return off, unexpected(err)
+			return 0, off, unexpected(err)
 		}
 		p.off += int64(n)
-		return off, nil
+		return p.link, off, nil
 	}
 	// The record is read in place from the bufio buffer (larger than any
 	// record, readerBufferSize): no copy. pcapgo's own reader would copy
@@ -105,23 +95,25 @@ func (p *pcapReader) read(rec *record) (int64, error) {
 	n := pcapRecordHdrSize + int(caplen)
 	b, err := p.br.Peek(n)
 	if len(b) < n {
-		return off, unexpected(err)
+		return 0, off, unexpected(err)
 	}
 	// h may be stale now: Peek(n) can have moved the buffered octets.
-	sec, frac := p.u32(b[0:4]), p.u32(b[4:8])
+	pk.TS = p.timestamp(b)
+	pk.CapLen, pk.WireLen = int(caplen), int(wirelen)
+	pk.Data = b[pcapRecordHdrSize:n:n]
+	_, _ = p.br.Discard(n)
+	p.off += int64(n)
+	return p.link, off, nil
+}
+
+// timestamp returns the time of the record whose header starts h.
+func (p *pcapReader) timestamp(h []byte) time.Time {
+	sec, frac := p.u32(h[0:4]), p.u32(h[4:8])
 	ns := int64(frac)
 	if !p.nanos {
 		ns *= 1000
 	}
-	rec.ci = gopacket.CaptureInfo{
-		Timestamp:     time.Unix(int64(sec), ns).UTC(),
-		CaptureLength: int(caplen),
-		Length:        int(wirelen),
-	}
-	rec.data, rec.link, rec.bad = b[pcapRecordHdrSize:n:n], p.link, nil
-	_, _ = p.br.Discard(n)
-	p.off += int64(n)
-	return off, nil
+	return time.Unix(int64(sec), ns).UTC()
 }
 
 // unexpected turns the io.EOF of a short read inside a record into
