@@ -208,7 +208,12 @@ func (s *Source) NextInto(p *Packet) error {
 	}
 	s.frame++
 	p.Frame = s.frame
-	if p.Kind == 0 {
+	// A bad record comes with Kind set. The common frame takes the fast
+	// path here, saving the call to decode (which would take it too).
+	switch {
+	case p.Kind != 0:
+	case link == layers.LinkTypeEthernet && !s.dec.noFast && fastTCP4(p, p.Data):
+	default:
 		s.dec.decode(p, link)
 	}
 	return nil
