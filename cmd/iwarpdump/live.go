@@ -455,6 +455,7 @@ func (l *liveFlags) fileFilter(args []string) (func(data []byte, lt layers.LinkT
 // or *capture.Merge for several inputs.
 type linkSource interface {
 	NextInto(p *capture.Packet) error
+	Next() (capture.Packet, error)
 	Close() error
 	LinkType(iface int) layers.LinkType
 }
@@ -475,8 +476,18 @@ func (l *liveFlags) wrapFile(src linkSource, args []string, stderr io.Writer) (p
 		fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
 		return nil, 2
 	}
+	writing := l.write != "" || l.fileSize != "" || l.rotate != 0 || l.maxFiles != 0
+	if f == nil && !writing {
+		// Nothing to do between the file and the decoder: no wrapper, and
+		// a merge of one file is that file (same frames, same numbers,
+		// same errors), read without the merge's layer.
+		if m, ok := src.(*capture.Merge); ok && m.Len() == 1 {
+			return m.Source(0), 0
+		}
+		return src, 0
+	}
 	fsrc := &fileSource{src: src, filter: f, stderr: stderr, maxW: l.maxFiles}
-	if l.write != "" || l.fileSize != "" || l.rotate != 0 || l.maxFiles != 0 {
+	if writing {
 		wo, err := l.writerOptions(src.LinkType(0), 0, "")
 		if err != nil {
 			fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
