@@ -154,3 +154,77 @@ func BenchmarkNext(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkNextInto is BenchmarkNext through the fill-in API, one Packet
+// reused (iwarpdump's loop), and through a single-input Merge (what
+// iwarpdump -r FILE reads).
+func BenchmarkNextInto(b *testing.B) {
+	payload := bytes.Repeat([]byte{0xa5}, 1460)
+	frame := ether(b, ipv4TCP(b, payload))
+	for _, bc := range []struct {
+		name string
+		src  func() *capture.Source
+	}{
+		{"pcap", func() *capture.Source { return endlessPcap(b, layers.LinkTypeEthernet, frame) }},
+		{"pcapng", func() *capture.Source { return endlessPcapng(b, layers.LinkTypeEthernet, frame, false) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			s := bc.src()
+			var p capture.Packet
+			b.SetBytes(int64(len(frame)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := s.NextInto(&p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(bc.name+"-merge", func(b *testing.B) {
+			m := capture.NewMerge(bc.src())
+			var p capture.Packet
+			b.SetBytes(int64(len(frame)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := m.NextInto(&p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestNextIntoNoAllocs: the fill-in API allocates nothing per packet either,
+// for a Source and for a Merge of one or several inputs.
+func TestNextIntoNoAllocs(t *testing.T) {
+	payload := bytes.Repeat([]byte{0xa5}, 1460)
+	frame := ether(t, ipv4TCP(t, payload))
+	for _, n := range []int{1, 3} {
+		srcs := make([]*capture.Source, n)
+		for i := range srcs {
+			srcs[i] = endlessPcap(t, layers.LinkTypeEthernet, frame)
+		}
+		s0, m := srcs[0], capture.NewMerge(srcs...)
+		var p capture.Packet
+		for range 200 {
+			if err := m.NextInto(&p); err != nil || p.Kind != capture.KindTCP {
+				t.Fatal(err, p.Kind)
+			}
+		}
+		if allocs := testing.AllocsPerRun(1000, func() {
+			if err := m.NextInto(&p); err != nil {
+				t.Fatal(err)
+			}
+		}); allocs != 0 {
+			t.Errorf("merge of %d: %v allocations per packet, want 0", n, allocs)
+		}
+		if n == 1 {
+			if allocs := testing.AllocsPerRun(1000, func() {
+				if err := s0.NextInto(&p); err != nil {
+					t.Fatal(err)
+				}
+			}); allocs != 0 {
+				t.Errorf("source: %v allocations per packet, want 0", allocs)
+			}
+		}
+	}
+}

@@ -171,8 +171,8 @@ func (c *ChunkReader) fileError(off int64, err error) *FileError {
 type ChunkWalker struct {
 	name string
 	pr   *pcapReader
+	br   bytesPeeker
 	dec  decoder
-	rec  record
 	p    Packet
 }
 
@@ -180,35 +180,43 @@ type ChunkWalker struct {
 // during the call. When keep is not nil, record i (0-based in the chunk) is
 // decoded only if keep(i): the others are stepped over by their header.
 func (w *ChunkWalker) Walk(ch Chunk, keep func(i int) bool, fn func(p *Packet)) {
-	br := &bytesPeeker{b: ch.Data}
-	w.pr.br = br
+	// The whole chunk is the reader's window: every record is read in place
+	// from it, with no call to the peeker.
+	w.br.b = ch.Data
+	w.pr.reset(&w.br, 0)
+	w.pr.win = ch.Data
 	frame := ch.First
 	for i := 0; i < ch.N; i++ {
 		if keep != nil && !keep(i) {
-			if len(br.b) < pcapRecordHdrSize {
-				return
-			}
-			_, _ = br.Discard(pcapRecordHdrSize + int(w.pr.u32(br.b[8:12])))
+			w.pr.skip()
 			frame++
 			continue
-		}
-		w.rec.bad = nil
-		if _, err := w.pr.read(&w.rec); err != nil {
-			return // cannot happen: Next checked every record
 		}
 		// One Packet for the walk: fn is a function value, so a local
 		// one would escape, an allocation per record.
 		p := &w.p
-		w.dec.packet(p, &w.rec, frame)
+		*p = Packet{}
+		link, _, err := w.pr.read(p)
+		if err != nil {
+			return // cannot happen: Next checked every record
+		}
+		p.Frame = frame
+		switch { // as in Source.NextInto
+		case p.Kind != 0:
+		case link == layers.LinkTypeEthernet && !w.dec.noFast && fastTCP4(p, p.Data):
+		default:
+			w.dec.decode(p, link)
+		}
 		fn(p)
 		frame++
 	}
 }
 
 // Owners appends to own, for every record of ch, the owner that of gives
-// its packet (fn sees Kind, Src and Dst only). It is Walk made cheap for
-// the common frame: Ethernet/IPv4/TCP headers are read straight from the
-// record (fastTCP4) without building the rest of the Packet.
+// its packet (of sees Kind, Src and Dst only; the other fields may hold
+// another record's values). It is Walk made cheap for the common frame:
+// Ethernet/IPv4/TCP headers are read straight from the record (fastTCP4)
+// without building the rest of the Packet.
 func (w *ChunkWalker) Owners(ch Chunk, own []uint8, of func(p *Packet) uint8) []uint8 {
 	b := ch.Data
 	eth := w.pr.link == layers.LinkTypeEthernet
@@ -221,12 +229,15 @@ func (w *ChunkWalker) Owners(ch Chunk, own []uint8, of func(p *Packet) uint8) []
 		n := pcapRecordHdrSize + int(caplen)
 		data := b[pcapRecordHdrSize:n:n]
 		b = b[n:]
-		*p = Packet{WireLen: int(wirelen), Data: data}
+		// fastTCP4 sets Kind, Src and Dst when it accepts the frame, so
+		// the Packet is cleared only for the others.
+		p.WireLen = int(wirelen)
 		switch {
 		case caplen > wirelen:
-			p.Kind = KindBad
+			*p = Packet{Kind: KindBad, WireLen: int(wirelen), Data: data}
 		case eth && fastTCP4(p, data):
 		default:
+			*p = Packet{WireLen: int(wirelen), Data: data}
 			w.dec.decode(p, w.pr.link)
 		}
 		own = append(own, of(p))
@@ -246,6 +257,8 @@ func (r *bytesPeeker) Peek(n int) ([]byte, error) {
 	}
 	return r.b[:n:n], nil
 }
+
+func (r *bytesPeeker) Buffered() int { return len(r.b) }
 
 func (r *bytesPeeker) Discard(n int) (int, error) {
 	n = min(n, len(r.b))

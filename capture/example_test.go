@@ -41,3 +41,29 @@ func Example() {
 	fmt.Println(len(octets), "directions")
 	// Output: 2 directions
 }
+
+// Read a capture file into one reused Packet: NextInto fills it in place,
+// so the loop copies no Packet per frame.
+func ExampleSource_NextInto() {
+	s, err := capture.Open(filepath.Join("..", "testdata", "siw", "crc_v2_rping.pcap"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	var p capture.Packet
+	tcp := 0
+	for {
+		if err := s.NextInto(&p); err != nil {
+			if err != io.EOF {
+				fmt.Println(err)
+			}
+			break
+		}
+		if p.Kind == capture.KindTCP {
+			tcp++
+		}
+	}
+	fmt.Println(tcp > 0, p.Frame == 0) // p is zeroed at the end
+	// Output: true true
+}

@@ -106,26 +106,34 @@ func (m *Merge) LinkType(iface int) layers.LinkType {
 // file: a *FileError), the error of the first such input. A damaged input
 // thus still delivers every intact packet, and the other inputs go on to
 // their end, before the error is reported. The end, io.EOF or the error, is
-// sticky.
+// sticky. [Merge.NextInto] does the same without copying the Packet.
 func (m *Merge) Next() (Packet, error) {
+	var p Packet
+	err := m.NextInto(&p)
+	return p, err
+}
+
+// NextInto is [Merge.Next] filling *p (every field) instead of returning a
+// Packet, as [Source.NextInto] does. On an error *p is zeroed.
+func (m *Merge) NextInto(p *Packet) error {
 	if m.err != nil {
-		return Packet{}, m.err
+		*p = Packet{}
+		return m.err
 	}
 	if len(m.srcs) == 1 {
 		// One input: no heap, no copy through heads.
-		p, err := m.srcs[0].Next()
-		if err != nil {
+		if err := m.srcs[0].NextInto(p); err != nil {
 			m.done[0] = true
 			m.err = err
 			if err != io.EOF {
 				m.errs[0] = err
 			}
-			return Packet{}, m.err
+			return m.err
 		}
 		m.last, m.inFr = 0, p.Frame
 		m.frame++
 		p.Frame = m.frame
-		return p, nil
+		return nil
 	}
 	if !m.init {
 		m.init = true
@@ -147,16 +155,16 @@ func (m *Merge) Next() (Packet, error) {
 				break
 			}
 		}
-		return Packet{}, m.err
+		*p = Packet{}
+		return m.err
 	}
 	i := m.pop()
 	m.last = i
-	p := m.heads[i]
-	m.heads[i] = Packet{}
+	*p = m.heads[i]
 	m.inFr = p.Frame
 	m.frame++
 	p.Frame = m.frame
-	return p, nil
+	return nil
 }
 
 // fill reads the next packet of input i into heads[i]; false when the input
@@ -165,15 +173,13 @@ func (m *Merge) fill(i int) bool {
 	if m.done[i] {
 		return false
 	}
-	p, err := m.srcs[i].Next()
-	if err != nil {
+	if err := m.srcs[i].NextInto(&m.heads[i]); err != nil {
 		m.done[i] = true
 		if err != io.EOF {
 			m.errs[i] = err
 		}
 		return false
 	}
-	m.heads[i] = p
 	return true
 }
 

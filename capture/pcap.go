@@ -6,7 +6,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 )
@@ -16,8 +15,19 @@ import (
 // so no octet is copied twice. It knows each record's offset, refuses a
 // record longer than MaxRecordLength before reading it, and steps over a
 // record whose captured length exceeds its original length.
+//
+// The records are cut from a window: all the octets the buffer held when
+// the reader last had to ask it for more. The octets of the records read
+// from the window stay in the buffer (the caller's Packet aliases the last
+// one) until a record does not fit in what is left; only then are they
+// discarded and the buffer asked for that record, as many octets as it needs
+// and no more, so that a stream (a pipe, a live capture) never waits for
+// octets beyond the record it is reading. Most records thus cost no call
+// into bufio at all.
 type pcapReader struct {
 	br    peeker
+	win   []byte // octets peeked from br: win[0] is br's next unread octet
+	pos   int    // octets of win read as records but not yet discarded from br
 	r     *pcapgo.Reader
 	big   bool  // big-endian file
 	nanos bool  // nanosecond timestamps
@@ -25,11 +35,12 @@ type pcapReader struct {
 	link  layers.LinkType
 }
 
-// peeker is what pcapReader reads from: a *bufio.Reader, or a memory-mapped
-// file (mapped.go).
+// peeker is what pcapReader reads from: a *bufio.Reader, or a chunk of
+// records in memory (bytesPeeker).
 type peeker interface {
 	Peek(n int) ([]byte, error)
 	Discard(n int) (int, error)
+	Buffered() int
 }
 
 func newPcapReader(br peeker, big bool) (*pcapReader, error) {
@@ -65,39 +76,66 @@ func (p *pcapReader) linkType(iface int) layers.LinkType {
 	return p.link
 }
 
-func (p *pcapReader) read(rec *record) (int64, error) {
+// reset makes the reader read from br, its next record at file offset off.
+func (p *pcapReader) reset(br peeker, off int64) {
+	p.br, p.win, p.pos, p.off = br, nil, 0, off
+}
+
+// read fills pk's capture fields from the next record (see recordReader).
+func (p *pcapReader) read(pk *Packet) (layers.LinkType, int64, error) {
+	if b := p.win[p.pos:]; len(b) >= pcapRecordHdrSize {
+		caplen, wirelen := p.u32(b[8:12]), p.u32(b[12:16])
+		// caplen is bounded before it is converted, so n cannot wrap.
+		if caplen <= MaxRecordLength && caplen <= wirelen && pcapRecordHdrSize+int(caplen) <= len(b) {
+			n := pcapRecordHdrSize + int(caplen)
+			sec, frac := p.u32(b[0:4]), p.u32(b[4:8]) // timestamp, inlined
+			ns := int64(frac)
+			if !p.nanos {
+				ns *= 1000
+			}
+			pk.TS = time.Unix(int64(sec), ns).UTC()
+			pk.CapLen, pk.WireLen = int(caplen), int(wirelen)
+			pk.Data = b[pcapRecordHdrSize:n:n]
+			p.pos += n
+			off := p.off
+			p.off += int64(n)
+			return p.link, off, nil
+		}
+	}
+	return p.readBuffered(pk)
+}
+
+// readBuffered is read for a record that is not whole in the window (or is
+// bad): it discards the records read from the window and asks the buffer for
+// this one.
+func (p *pcapReader) readBuffered(pk *Packet) (layers.LinkType, int64, error) {
+	if p.pos > 0 {
+		_, _ = p.br.Discard(p.pos) // octets already buffered: cannot fail
+	}
+	p.win, p.pos = nil, 0
 	off := p.off
 	h, err := p.br.Peek(pcapRecordHdrSize)
 	if len(h) < pcapRecordHdrSize {
 		if len(h) == 0 && err == io.EOF {
-			return off, io.EOF
+			return 0, off, io.EOF
 		}
-		return off, unexpected(err)
+		return 0, off, unexpected(err)
 	}
 	caplen, wirelen := p.u32(h[8:12]), p.u32(h[12:16])
 	if caplen > MaxRecordLength {
-		return off, ErrRecordTooLong
+		return 0, off, ErrRecordTooLong
 	}
 	if caplen > wirelen {
 		// Well framed but impossible: skip it and say so.
-		sec, frac := p.u32(h[0:4]), p.u32(h[4:8])
-		ns := int64(frac)
-		if !p.nanos {
-			ns *= 1000
-		}
-		rec.ci.Timestamp = time.Unix(int64(sec), ns).UTC()
-		rec.ci.CaptureLength = int(caplen)
-		rec.ci.Length = int(wirelen)
-		rec.ci.InterfaceIndex = 0
-		rec.data = nil
-		rec.link = p.link
-		rec.bad = ErrCapLen
+		pk.TS = p.timestamp(h)
+		pk.CapLen, pk.WireLen = int(caplen), int(wirelen)
+		pk.Kind, pk.Err = KindBad, ErrCapLen
 		n := pcapRecordHdrSize + int(caplen)
 		if d, err := p.br.Discard(n); d < n {
-			return off, unexpected(err)
+			return 0, off, unexpected(err)
 		}
 		p.off += int64(n)
-		return off, nil
+		return p.link, off, nil
 	}
 	// The record is read in place from the bufio buffer (larger than any
 	// record, readerBufferSize): no copy. pcapgo's own reader would copy
@@ -105,23 +143,40 @@ func (p *pcapReader) read(rec *record) (int64, error) {
 	n := pcapRecordHdrSize + int(caplen)
 	b, err := p.br.Peek(n)
 	if len(b) < n {
-		return off, unexpected(err)
+		return 0, off, unexpected(err)
 	}
 	// h may be stale now: Peek(n) can have moved the buffered octets.
-	sec, frac := p.u32(b[0:4]), p.u32(b[4:8])
+	pk.TS = p.timestamp(b)
+	pk.CapLen, pk.WireLen = int(caplen), int(wirelen)
+	pk.Data = b[pcapRecordHdrSize:n:n]
+	// The window: every octet buffered now (at least this record's; no
+	// read is made for more).
+	p.win, _ = p.br.Peek(p.br.Buffered())
+	p.pos = n
+	p.off += int64(n)
+	return p.link, off, nil
+}
+
+// skip steps over the next record, whole in the window (ChunkWalker.Walk),
+// without decoding it.
+func (p *pcapReader) skip() {
+	b := p.win[p.pos:]
+	if len(b) < pcapRecordHdrSize {
+		return
+	}
+	n := min(pcapRecordHdrSize+int(p.u32(b[8:12])), len(b))
+	p.pos += n
+	p.off += int64(n)
+}
+
+// timestamp returns the time of the record whose header starts h.
+func (p *pcapReader) timestamp(h []byte) time.Time {
+	sec, frac := p.u32(h[0:4]), p.u32(h[4:8])
 	ns := int64(frac)
 	if !p.nanos {
 		ns *= 1000
 	}
-	rec.ci = gopacket.CaptureInfo{
-		Timestamp:     time.Unix(int64(sec), ns).UTC(),
-		CaptureLength: int(caplen),
-		Length:        int(wirelen),
-	}
-	rec.data, rec.link, rec.bad = b[pcapRecordHdrSize:n:n], p.link, nil
-	_, _ = p.br.Discard(n)
-	p.off += int64(n)
-	return off, nil
+	return time.Unix(int64(sec), ns).UTC()
 }
 
 // unexpected turns the io.EOF of a short read inside a record into

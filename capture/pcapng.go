@@ -118,34 +118,34 @@ func (n *ngReader) refreshLinks() {
 	}
 }
 
-func (n *ngReader) read(rec *record) (int64, error) {
+func (n *ngReader) read(p *Packet) (layers.LinkType, int64, error) {
 	for {
 		off := n.off
 		h, err := n.raw.Peek(ngMinBlock)
 		if len(h) < ngMinBlock {
 			if len(h) == 0 && err == io.EOF {
-				return off, io.EOF
+				return 0, off, io.EOF
 			}
-			return off, unexpected(err)
+			return 0, off, unexpected(err)
 		}
 		typ := n.u32(h[0:4])
 		var blen uint32
 		if binary.BigEndian.Uint32(h[0:4]) == ngSHB {
 			typ = ngSHB
 			if blen, err = n.shbLength(h); err != nil {
-				return off, err
+				return 0, off, err
 			}
 		} else {
 			blen = n.u32(h[4:8])
 			if blen < ngMinBlock || blen%4 != 0 {
-				return off, ErrBadBlock
+				return 0, off, ErrBadBlock
 			}
 		}
 		packet := typ == ngEPB || typ == ngPB || typ == ngSPB
 		n.gate.open(blen)
 		if packet {
 			if err := n.checkPacketBlock(typ, blen); err != nil {
-				return off, err
+				return 0, off, err
 			}
 		}
 		data, ci, err := n.r.ZeroCopyReadPacketData()
@@ -154,18 +154,18 @@ func (n *ngReader) read(rec *record) (int64, error) {
 			err = nil
 		}
 		if err != nil {
-			return off, n.blockError(err)
+			return 0, off, n.blockError(err)
 		}
 		if err := n.finishBlock(blen); err != nil {
-			return off, err
+			return 0, off, err
 		}
 		if !packet {
 			n.refreshLinks()
 			continue
 		}
-		rec.data, rec.ci = data, ci
-		rec.link = n.linkType(ci.InterfaceIndex)
-		return off, nil
+		p.TS, p.Interface = ci.Timestamp, ci.InterfaceIndex
+		p.CapLen, p.WireLen, p.Data = ci.CaptureLength, ci.Length, data
+		return n.linkType(ci.InterfaceIndex), off, nil
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 )
 
@@ -34,22 +33,15 @@ const (
 	pcapRecordHdrSize = 16
 )
 
-// record is what a format reader hands to Source.Next: the frame as
-// captured, its capture info, the link type it is framed with, and, for a
-// record that is well framed but unusable, why (bad).
-type record struct {
-	data []byte
-	ci   gopacket.CaptureInfo
-	link layers.LinkType
-	bad  error
-}
-
 // recordReader is one capture file format.
 type recordReader interface {
-	// read fills r with the next record. It returns io.EOF at the clean
-	// end of the file; any other error is fatal and comes with the byte
-	// offset where the damage starts.
-	read(r *record) (off int64, err error)
+	// read fills the capture fields of p (TS, Interface, CapLen, WireLen,
+	// Data; p is zero on entry) from the next record and returns the link
+	// type the frame is framed with. A record that is well framed but
+	// unusable comes back with p.Kind KindBad and the reason in p.Err. It
+	// returns io.EOF at the clean end of the file; any other error is fatal
+	// and comes with the byte offset where the damage starts.
+	read(p *Packet) (link layers.LinkType, off int64, err error)
 	// linkType returns the link type of interface iface, or
 	// LinkTypeUnknown.
 	linkType(iface int) layers.LinkType
@@ -62,7 +54,6 @@ type Source struct {
 	closer io.Closer
 	gz     *gzip.Reader
 	rd     recordReader
-	rec    record
 	dec    decoder
 	frame  uint64
 	err    error // sticky: io.EOF, *FileError or ErrClosed
@@ -178,42 +169,54 @@ func (s *Source) closeGzip() {
 // Kind KindBad and the reason in Packet.Err.
 //
 // The returned Packet's Data and Payload are valid until the next call.
+// [Source.NextInto] does the same without copying the Packet.
 func (s *Source) Next() (Packet, error) {
+	var p Packet
+	err := s.NextInto(&p)
+	return p, err
+}
+
+// NextInto is [Source.Next] filling *p (every field: what p held before
+// does not matter) instead of returning a Packet, so that a loop can reuse
+// one Packet and copy none. On an error *p is zeroed. p's Data and Payload
+// are valid until the next call.
+func (s *Source) NextInto(p *Packet) error {
+	*p = Packet{}
 	if s.err != nil {
-		return Packet{}, s.err
+		return s.err
 	}
-	s.rec.bad = nil
-	off, err := s.rd.read(&s.rec)
+	// A type switch, not an interface call: p does not escape through it
+	// (Next's Packet stays on the stack) and pcap records take no dynamic
+	// dispatch.
+	var link layers.LinkType
+	var off int64
+	var err error
+	switch rd := s.rd.(type) {
+	case *pcapReader:
+		link, off, err = rd.read(p)
+	case *ngReader:
+		link, off, err = rd.read(p)
+	}
 	if err != nil {
+		*p = Packet{}
 		if err == io.EOF {
 			s.err = io.EOF
 		} else {
 			s.err = s.fileError(s.frame+1, off, err)
 		}
-		return Packet{}, s.err
+		return s.err
 	}
 	s.frame++
-	var p Packet
-	s.dec.packet(&p, &s.rec, s.frame)
-	return p, nil
-}
-
-// packet fills p with record rec, frame number frame, decoded (Source.Next
-// and ChunkWalker.Walk).
-func (d *decoder) packet(p *Packet, rec *record, frame uint64) {
-	*p = Packet{
-		Frame:     frame,
-		TS:        rec.ci.Timestamp,
-		Interface: rec.ci.InterfaceIndex,
-		CapLen:    rec.ci.CaptureLength,
-		WireLen:   rec.ci.Length,
-		Data:      rec.data,
+	p.Frame = s.frame
+	// A bad record comes with Kind set. The common frame takes the fast
+	// path here, saving the call to decode (which would take it too).
+	switch {
+	case p.Kind != 0:
+	case link == layers.LinkTypeEthernet && !s.dec.noFast && fastTCP4(p, p.Data):
+	default:
+		s.dec.decode(p, link)
 	}
-	if rec.bad != nil {
-		p.Kind, p.Err = KindBad, rec.bad
-		return
-	}
-	d.decode(p, rec.link)
+	return nil
 }
 
 func (s *Source) fileError(frame uint64, off int64, err error) *FileError {

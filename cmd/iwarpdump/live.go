@@ -311,12 +311,19 @@ func (s *liveSource) idle() {
 }
 
 func (s *liveSource) Next() (capture.Packet, error) {
+	var p capture.Packet
+	err := s.NextInto(&p)
+	return p, err
+}
+
+func (s *liveSource) NextInto(p *capture.Packet) error {
 	if s.lineBuf && s.flush != nil {
 		_ = s.flush()
 	}
-	p, err := s.src.Next()
+	var err error
+	*p, err = s.src.Next()
 	if err != nil {
-		return p, err
+		return err
 	}
 	s.captured.Add(1)
 	if s.w != nil {
@@ -324,15 +331,16 @@ func (s *liveSource) Next() (capture.Packet, error) {
 			if errors.Is(err, pcapwriter.ErrFileLimit) {
 				fmt.Fprintf(s.stderr, "Maximum file limit reached: %d\n", s.maxFiles)
 				s.captured.Add(^uint64(0)) // not handed on
-				return capture.Packet{}, io.EOF
+				*p = capture.Packet{}
+				return io.EOF
 			}
-			return p, fmt.Errorf("writing %s: %w", s.w.Name(), err)
+			return fmt.Errorf("writing %s: %w", s.w.Name(), err)
 		}
 		if s.packetBuf {
 			_ = s.w.Flush()
 		}
 	}
-	return p, nil
+	return nil
 }
 
 // watchUSR1 prints the statistics on SIGUSR1, as tcpdump does.
@@ -446,6 +454,7 @@ func (l *liveFlags) fileFilter(args []string) (func(data []byte, lt layers.LinkT
 // linkSource is a file source that knows its link types: *capture.Source,
 // or *capture.Merge for several inputs.
 type linkSource interface {
+	NextInto(p *capture.Packet) error
 	Next() (capture.Packet, error)
 	Close() error
 	LinkType(iface int) layers.LinkType
@@ -467,8 +476,18 @@ func (l *liveFlags) wrapFile(src linkSource, args []string, stderr io.Writer) (p
 		fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
 		return nil, 2
 	}
+	writing := l.write != "" || l.fileSize != "" || l.rotate != 0 || l.maxFiles != 0
+	if f == nil && !writing {
+		// Nothing to do between the file and the decoder: no wrapper, and
+		// a merge of one file is that file (same frames, same numbers,
+		// same errors), read without the merge's layer.
+		if m, ok := src.(*capture.Merge); ok && m.Len() == 1 {
+			return m.Source(0), 0
+		}
+		return src, 0
+	}
 	fsrc := &fileSource{src: src, filter: f, stderr: stderr, maxW: l.maxFiles}
-	if l.write != "" || l.fileSize != "" || l.rotate != 0 || l.maxFiles != 0 {
+	if writing {
 		wo, err := l.writerOptions(src.LinkType(0), 0, "")
 		if err != nil {
 			fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
@@ -485,10 +504,15 @@ func (l *liveFlags) wrapFile(src linkSource, args []string, stderr io.Writer) (p
 }
 
 func (s *fileSource) Next() (capture.Packet, error) {
+	var p capture.Packet
+	err := s.NextInto(&p)
+	return p, err
+}
+
+func (s *fileSource) NextInto(p *capture.Packet) error {
 	for {
-		p, err := s.src.Next()
-		if err != nil {
-			return p, err
+		if err := s.src.NextInto(p); err != nil {
+			return err
 		}
 		if s.filter != nil && !s.filter(p.Data, s.src.LinkType(p.Interface)) {
 			continue
@@ -497,12 +521,13 @@ func (s *fileSource) Next() (capture.Packet, error) {
 			if err := s.w.WritePacket(p.TS, p.Data, p.WireLen); err != nil {
 				if errors.Is(err, pcapwriter.ErrFileLimit) {
 					fmt.Fprintf(s.stderr, "Maximum file limit reached: %d\n", s.maxW)
-					return capture.Packet{}, io.EOF
+					*p = capture.Packet{}
+					return io.EOF
 				}
-				return p, fmt.Errorf("writing %s: %w", s.w.Name(), err)
+				return fmt.Errorf("writing %s: %w", s.w.Name(), err)
 			}
 		}
-		return p, nil
+		return nil
 	}
 }
 

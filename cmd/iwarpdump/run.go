@@ -271,8 +271,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		dec = flows.NewDecoder(opts, emit)
 	}
 	var n uint64
-	// One packet variable for the whole loop: dec is an interface, so &p
-	// escapes to the heap, once rather than per packet.
+	// One packet variable for the whole loop, filled in place by the
+	// source: dec is an interface, so &p escapes to the heap, once rather
+	// than per packet.
 	var p capture.Packet
 	for chunks == nil {
 		if ctx.Err() != nil {
@@ -281,8 +282,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if *count > 0 && n >= *count {
 			break
 		}
-		var err error
-		p, err = src.Next()
+		err := src.NextInto(&p)
 		if err == io.EOF {
 			break
 		}
@@ -399,8 +399,10 @@ func (l *forceList) Set(s string) error {
 }
 
 // packetSource is what run reads packets from: a capture file or a live
-// interface.
+// interface. NextInto fills a Packet run reuses (no copy per packet); Next
+// is the same returning the Packet.
 type packetSource interface {
+	NextInto(p *capture.Packet) error
 	Next() (capture.Packet, error)
 	Close() error
 }
