@@ -73,6 +73,7 @@ type Decoder struct {
 	// cleared when its connection is finished.
 	cache       [connCacheSize]*conn
 	noConnCache bool // tests: always look up the map
+	fullStrip   bool // tests: strip the markers of every FPDU whole
 	nextID      int
 	queue       orderQueue
 	order       uint64

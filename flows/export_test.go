@@ -8,3 +8,11 @@ func NewDecoderNoConnCache(opts Options, emit func(*Record)) *Decoder {
 	d.noConnCache = true
 	return d
 }
+
+// NewDecoderFullStrip returns a Decoder that strips the markers of every
+// FPDU whole, the reference for the partial strip.
+func NewDecoderFullStrip(opts Options, emit func(*Record)) *Decoder {
+	d := NewDecoder(opts, emit)
+	d.fullStrip = true
+	return d
+}

@@ -145,6 +145,39 @@ func (g Grid) Strip(dst []byte, wire []byte, start uint64, ms []Found) ([]byte, 
 	return dst, ms
 }
 
+// Scan appends to ms the markers Strip would report for wire, which starts
+// at stream offset start, without copying any octet (RFC 5044 §5.1): a
+// reader that needs only some plain octets locates them with WireOffset.
+// Scan does not allocate when ms has the capacity.
+func (g Grid) Scan(wire []byte, start uint64, ms []Found) []Found {
+	p := 0
+	if start > g.Origin {
+		prev := start - (start-g.Origin)%Interval
+		if prev < start && start-prev < Size {
+			p = int(Size - (start - prev)) // the rest of a marker begun before start
+		}
+	}
+	for p < len(wire) {
+		off := start + uint64(p)
+		m := g.Next(off)
+		run := m - off
+		if run >= uint64(len(wire)-p) {
+			break
+		}
+		p += int(run)
+		if len(wire)-p < Size {
+			break // marker cut by the end of wire
+		}
+		ms = append(ms, Found{
+			Off:     m,
+			Rsvd:    binary.BigEndian.Uint16(wire[p:]),
+			FPDUPtr: binary.BigEndian.Uint16(wire[p+2:]),
+		})
+		p += Size
+	}
+	return ms
+}
+
 // Insert appends to dst the wire form of an FPDU that starts at stream
 // offset start and whose marker-free octets are plain: a marker goes before
 // every plain octet that falls on the grid, with Rsvd 0 and FPDUPTR the

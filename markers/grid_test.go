@@ -343,6 +343,7 @@ func TestStripNoAllocs(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() {
 		dst, ms = g.Strip(dst[:0], wire, 100, ms[:0])
 		dst = g.Insert(dst[:0], plain, 100)
+		ms = g.Scan(wire, 100, ms[:0])
 	}); n != 0 {
 		t.Errorf("Strip+Insert allocate %v times per run, want 0", n)
 	}
@@ -374,7 +375,31 @@ func FuzzInsertStrip(f *testing.F) {
 				t.Fatalf("bad marker %+v", m)
 			}
 		}
+		if sc := g.Scan(plain, uint64(start), nil); !slices.Equal(sc, ms) {
+			t.Fatalf("Scan found %+v, Strip %+v", sc, ms)
+		}
 	})
+}
+
+// TestScanMatchesStrip: Scan reports the markers Strip reports, for every
+// start around a grid position and lengths that end inside, at and after
+// markers.
+func TestScanMatchesStrip(t *testing.T) {
+	wire := make([]byte, 2100)
+	for i := range wire {
+		wire[i] = byte(i*7 + i>>8)
+	}
+	for _, origin := range []uint64{0, 3, 512, 1000} {
+		g := Grid{Origin: origin}
+		for start := uint64(0); start < 1100; start++ {
+			for _, n := range []int{0, 1, 3, 4, 5, 508, 511, 512, 513, 1024, 1460, 2100} {
+				_, ms := g.Strip(nil, wire[:n], start, nil)
+				if sc := g.Scan(wire[:n], start, nil); !slices.Equal(sc, ms) {
+					t.Fatalf("origin %d start %d len %d: Scan %+v, Strip %+v", origin, start, n, sc, ms)
+				}
+			}
+		}
+	}
 }
 
 func benchInsert(b *testing.B, n int) {

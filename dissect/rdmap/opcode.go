@@ -111,6 +111,18 @@ func (o Opcode) QN() (uint32, bool) {
 // and Invalidate.
 func (o Opcode) HasInvalidate() bool { return o == OpSendInvalidate || o == OpSendSEInvalidate }
 
+// DataOnly reports whether the opcode has no RDMAP header after the DDP
+// header, only ULP payload (RFC 5040 §4.2, Figure 5): RDMA Write, RDMA Read
+// Response and the four Sends. Decode reads nothing of such a segment past
+// the DDP header.
+func (o Opcode) DataOnly() bool {
+	switch o {
+	case OpWrite, OpReadResponse, OpSend, OpSendInvalidate, OpSendSE, OpSendSEInvalidate:
+		return true
+	}
+	return false
+}
+
 // HeaderLen returns the length of the RDMAP header that follows the DDP
 // header for this opcode, 0 when there is none: 28 for RDMA Read Request
 // (RFC 5040 §4.4), 8 for the Immediate Data messages, 52 for Atomic

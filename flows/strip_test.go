@@ -1,0 +1,102 @@
+package flows_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/iwarpkit/iwarpkit/capture"
+	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
+	"github.com/iwarpkit/iwarpkit/flows"
+	"github.com/iwarpkit/iwarpkit/format"
+	"github.com/iwarpkit/iwarpkit/internal/damage"
+	"github.com/iwarpkit/iwarpkit/synth"
+)
+
+// TestPartialStrip: stripping only the first octets of an FPDU with markers
+// (the Decoder's default without a Payload callback) gives the records a
+// whole strip gives, over every bundled capture, a generated workload with
+// markers in half its connections, and damaged variants (bad CRCs, odd
+// opcodes, non-zero pads, cut FPDUs).
+func TestPartialStrip(t *testing.T) {
+	files, _ := filepath.Glob("../testdata/*/*.pcap")
+	var sources [][]byte
+	check := func(name string, pkts []capture.Packet) {
+		t.Helper()
+		run := func(newDec func(flows.Options, func(*flows.Record)) *flows.Decoder) []byte {
+			var out []byte
+			d := newDec(flows.Options{Recycle: true}, func(r *flows.Record) {
+				out = format.AppendJSON(out, format.Fields(r))
+				if r.FPDU != nil {
+					// The preview is in the text output only.
+					out = fmt.Appendf(out, " preview %x", r.FPDU.Preview)
+				}
+				out = append(out, '\n')
+			})
+			for i := range pkts {
+				d.Packet(&pkts[i])
+			}
+			d.Close()
+			return out
+		}
+		want, got := run(flows.NewDecoderFullStrip), run(flows.NewDecoder)
+		if !bytes.Equal(got, want) {
+			gl, wl := bytes.Split(got, []byte("\n")), bytes.Split(want, []byte("\n"))
+			for i := 0; i < len(gl) && i < len(wl); i++ {
+				if !bytes.Equal(gl[i], wl[i]) {
+					t.Fatalf("%s: line %d differs:\n got %s\nwant %s", name, i+1, gl[i], wl[i])
+				}
+			}
+			t.Fatalf("%s: %d lines, want %d", name, len(gl), len(wl))
+		}
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources = append(sources, data)
+		check(filepath.Base(f), readPackets(data))
+	}
+	// Large FPDUs with markers whose headers are not a data segment's:
+	// their decode and checks look past the header, so they take the
+	// whole strip.
+	big := bytes.Repeat([]byte("0123456789abcdef"), 40)
+	c := baseConn(40100)
+	c.MPA.Request.M, c.MPA.Reply.M = true, true
+	c.Ops = opening()
+	for _, seg := range []rdmap.Segment{
+		untagged(rdmap.OpReadRequest, 1, 1, 0, true, big),
+		untagged(rdmap.OpTerminate, 2, 1, 0, true, big),
+		untagged(rdmap.Opcode(0xC), 0, 1, 0, true, big),
+		untagged(rdmap.OpImmediate, 0, 2, 0, true, big),
+		untagged(rdmap.OpAtomicRequest, 1, 2, 0, true, big),
+		untagged(rdmap.OpSend, 0, 3, 0, true, big),
+		untagged(rdmap.OpSend, 0, 4, 0, true, big[:75]),
+		untagged(rdmap.OpSend, 0, 5, 0, true, big[:3]),
+	} {
+		c.Ops = append(c.Ops, rawOp(synth.I2R, rdmap.AppendSegment(nil, seg)))
+	}
+	var crafted bytes.Buffer
+	if _, err := synth.Generate(scenario(c), &crafted, nil); err != nil {
+		t.Fatal(err)
+	}
+	check("crafted", readPackets(crafted.Bytes()))
+	sources = append(sources, crafted.Bytes())
+
+	var buf bytes.Buffer
+	if err := synth.WritePerf(&buf, 4<<20, 5); err != nil {
+		t.Fatal(err)
+	}
+	check("perf 4 MiB", readPackets(buf.Bytes()))
+	sources = append(sources, buf.Bytes())
+	n := 300
+	if testing.Short() {
+		n = 60
+	}
+	for _, v := range damage.Variants(11, n, sources) {
+		check(v.Name, readPackets(v.Data))
+	}
+}
