@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/iwarpkit/iwarpkit/dissect"
 )
@@ -143,18 +144,35 @@ func (c *Collector) WriteSARIF(w io.Writer, tool string, capturePath string) err
 	for code := range c.codes {
 		codes = append(codes, code)
 	}
-	sort.Strings(codes)
+	// Sorted as the JSON shows them: encoding/json writes U+FFFD for each
+	// octet that is not valid UTF-8 (codes from the decoder are ASCII; a
+	// fuzzed one need not be).
+	sort.Slice(codes, func(i, j int) bool {
+		a, b := asJSONString(codes[i]), asJSONString(codes[j])
+		if a != b {
+			return a < b
+		}
+		return codes[i] < codes[j]
+	})
 	index := make(map[string]int, len(codes))
-	rules := make([]sarifRule, len(codes))
-	for i, code := range codes {
+	rules := make([]sarifRule, 0, len(codes))
+	last := ""
+	for _, code := range codes {
+		// Codes that read the same in JSON share one rule.
+		if id := asJSONString(code); len(rules) > 0 && id == last {
+			index[code] = len(rules) - 1
+			continue
+		} else {
+			last = id
+		}
 		ci := c.codes[code]
-		index[code] = i
-		rules[i] = sarifRule{
+		index[code] = len(rules)
+		rules = append(rules, sarifRule{
 			ID:                   code,
 			ShortDescription:     sarifMessage{Text: nonEmpty(ci.msg, code)},
 			DefaultConfiguration: sarifRuleConf{Level: sarifLevel(ci.sev)},
 			Properties:           sarifRuleProps{Ref: ci.ref},
-		}
+		})
 	}
 	run := sarifRun{
 		Tool:       sarifTool{Driver: sarifDriver{Name: tool, Rules: rules}},
@@ -189,6 +207,25 @@ func (c *Collector) WriteSARIF(w io.Writer, tool string, capturePath string) err
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(sarifLog{Version: "2.1.0", Schema: SARIFSchema, Runs: []sarifRun{run}})
+}
+
+// asJSONString returns s as encoding/json writes it: every octet that is
+// not part of valid UTF-8 becomes U+FFFD.
+func asJSONString(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 func nonEmpty(s, alt string) string {
