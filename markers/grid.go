@@ -110,39 +110,35 @@ type Found struct {
 // its value is incomplete. Strip does not allocate when dst and ms have the
 // capacity.
 func (g Grid) Strip(dst []byte, wire []byte, start uint64, ms []Found) ([]byte, []Found) {
-	p := 0 // index into wire
-	// A marker that began before start and reaches into wire.
+	n := len(ms)
+	ms = g.Scan(wire, start, ms)
+	p := min(g.cutLead(start), len(wire))
+	for _, m := range ms[n:] {
+		i := int(m.Off - start)
+		dst = append(dst, wire[p:i]...)
+		p = i + Size
+	}
+	// The rest, but for a marker cut by the end of wire (Scan reported
+	// every whole one).
+	end := len(wire)
+	if p < end {
+		if m := g.Next(start + uint64(p)); m < start+uint64(end) {
+			end = int(m - start)
+		}
+	}
+	return append(dst, wire[p:end]...), ms
+}
+
+// cutLead returns how many octets at stream offset start belong to a
+// marker that began before start (0 to 3).
+func (g Grid) cutLead(start uint64) int {
 	if start > g.Origin {
 		prev := start - (start-g.Origin)%Interval
 		if prev < start && start-prev < Size {
-			skip := int(Size - (start - prev))
-			if skip > len(wire) {
-				skip = len(wire)
-			}
-			p = skip
+			return int(Size - (start - prev))
 		}
 	}
-	for p < len(wire) {
-		off := start + uint64(p)
-		m := g.Next(off)
-		run := m - off
-		if run >= uint64(len(wire)-p) {
-			dst = append(dst, wire[p:]...)
-			break
-		}
-		dst = append(dst, wire[p:p+int(run)]...)
-		p += int(run)
-		if len(wire)-p < Size {
-			break // marker cut by the end of wire
-		}
-		ms = append(ms, Found{
-			Off:     m,
-			Rsvd:    binary.BigEndian.Uint16(wire[p:]),
-			FPDUPtr: binary.BigEndian.Uint16(wire[p+2:]),
-		})
-		p += Size
-	}
-	return dst, ms
+	return 0
 }
 
 // Scan appends to ms the markers Strip would report for wire, which starts
@@ -150,13 +146,7 @@ func (g Grid) Strip(dst []byte, wire []byte, start uint64, ms []Found) ([]byte, 
 // reader that needs only some plain octets locates them with WireOffset.
 // Scan does not allocate when ms has the capacity.
 func (g Grid) Scan(wire []byte, start uint64, ms []Found) []Found {
-	p := 0
-	if start > g.Origin {
-		prev := start - (start-g.Origin)%Interval
-		if prev < start && start-prev < Size {
-			p = int(Size - (start - prev)) // the rest of a marker begun before start
-		}
-	}
+	p := g.cutLead(start)
 	for p < len(wire) {
 		off := start + uint64(p)
 		m := g.Next(off)

@@ -381,10 +381,10 @@ func FuzzInsertStrip(f *testing.F) {
 	})
 }
 
-// TestScanMatchesStrip: Scan reports the markers Strip reports, for every
-// start around a grid position and lengths that end inside, at and after
-// markers.
-func TestScanMatchesStrip(t *testing.T) {
+// TestScan: Scan reports every marker that lies whole inside wire, with the
+// octets found there, for every start around grid positions and lengths
+// that end inside, at and after markers; Strip reports the same ones.
+func TestScan(t *testing.T) {
 	wire := make([]byte, 2100)
 	for i := range wire {
 		wire[i] = byte(i*7 + i>>8)
@@ -393,9 +393,18 @@ func TestScanMatchesStrip(t *testing.T) {
 		g := Grid{Origin: origin}
 		for start := uint64(0); start < 1100; start++ {
 			for _, n := range []int{0, 1, 3, 4, 5, 508, 511, 512, 513, 1024, 1460, 2100} {
-				_, ms := g.Strip(nil, wire[:n], start, nil)
-				if sc := g.Scan(wire[:n], start, nil); !slices.Equal(sc, ms) {
-					t.Fatalf("origin %d start %d len %d: Scan %+v, Strip %+v", origin, start, n, sc, ms)
+				var want []Found
+				for o := start; o+Size <= start+uint64(n); o++ {
+					if g.IsMarker(o) {
+						i := o - start
+						want = append(want, Found{Off: o, Rsvd: uint16(wire[i])<<8 | uint16(wire[i+1]), FPDUPtr: uint16(wire[i+2])<<8 | uint16(wire[i+3])})
+					}
+				}
+				if got := g.Scan(wire[:n], start, nil); !slices.Equal(got, want) {
+					t.Fatalf("origin %d start %d len %d: Scan %+v, want %+v", origin, start, n, got, want)
+				}
+				if _, ms := g.Strip(nil, wire[:n], start, nil); !slices.Equal(ms, want) {
+					t.Fatalf("origin %d start %d len %d: Strip found %+v, want %+v", origin, start, n, ms, want)
 				}
 			}
 		}
