@@ -2,6 +2,7 @@ package flows_test
 
 import (
 	"bytes"
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -9,7 +10,6 @@ import (
 
 	"github.com/iwarpkit/iwarpkit/capture"
 	"github.com/iwarpkit/iwarpkit/flows"
-	"github.com/iwarpkit/iwarpkit/format"
 )
 
 // TestConnCache: the Decoder's 4-tuple cache gives the records a map
@@ -53,31 +53,11 @@ func TestConnCache(t *testing.T) {
 		}
 	}
 	for _, maxConns := range []int{0, 40} {
-		run := func(newDec func(flows.Options, func(*flows.Record)) *flows.Decoder) []byte {
-			var out []byte
-			d := newDec(flows.Options{MaxConns: maxConns, Recycle: true}, func(r *flows.Record) {
-				out = format.AppendJSON(out, format.Fields(r))
-				out = append(out, '\n')
-			})
-			for i := range mixed {
-				d.Packet(&mixed[i])
-			}
-			d.Close()
-			return out
-		}
-		want := run(flows.NewDecoderNoConnCache)
-		got := run(flows.NewDecoder)
+		opts := flows.Options{MaxConns: maxConns}
+		want := jsonlWith(mixed, opts, flows.NewDecoderNoConnCache, false)
 		if conns := bytes.Count(want, []byte(`"type":"conn"`)); conns < 300 {
 			t.Fatalf("MaxConns %d: only %d connections in the test stream", maxConns, conns)
 		}
-		if !bytes.Equal(got, want) {
-			gl, wl := bytes.Split(got, []byte("\n")), bytes.Split(want, []byte("\n"))
-			for i := 0; i < len(gl) && i < len(wl); i++ {
-				if !bytes.Equal(gl[i], wl[i]) {
-					t.Fatalf("MaxConns %d: line %d differs:\n got %s\nwant %s", maxConns, i+1, gl[i], wl[i])
-				}
-			}
-			t.Fatalf("MaxConns %d: %d lines, want %d", maxConns, len(gl), len(wl))
-		}
+		sameLines(t, fmt.Sprintf("MaxConns %d", maxConns), jsonlWith(mixed, opts, flows.NewDecoder, false), want)
 	}
 }

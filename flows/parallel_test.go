@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -84,6 +85,41 @@ func own(p *capture.Packet) {
 	p.Data = data
 }
 
+// jsonlWith decodes pkts with the Decoder newDec makes (Options.Recycle
+// set) and returns the JSON Lines output; with preview, each FPDU line also
+// carries its payload preview, which only the text output shows.
+func jsonlWith(pkts []capture.Packet, opts flows.Options, newDec func(flows.Options, func(*flows.Record)) *flows.Decoder, preview bool) []byte {
+	var out []byte
+	opts.Recycle = true
+	d := newDec(opts, func(r *flows.Record) {
+		out = format.AppendJSON(out, format.Fields(r))
+		if preview && r.FPDU != nil {
+			out = fmt.Appendf(out, " preview %x", r.FPDU.Preview)
+		}
+		out = append(out, '\n')
+	})
+	for i := range pkts {
+		d.Packet(&pkts[i])
+	}
+	d.Close()
+	return out
+}
+
+// sameLines fails the test at the first line where got and want differ.
+func sameLines(t *testing.T, name string, got, want []byte) {
+	t.Helper()
+	if bytes.Equal(got, want) {
+		return
+	}
+	gl, wl := bytes.Split(got, []byte("\n")), bytes.Split(want, []byte("\n"))
+	for i := 0; i < len(gl) && i < len(wl); i++ {
+		if !bytes.Equal(gl[i], wl[i]) {
+			t.Fatalf("%s: line %d differs:\n got %s\nwant %s", name, i+1, gl[i], wl[i])
+		}
+	}
+	t.Fatalf("%s: %d lines, want %d", name, len(gl), len(wl))
+}
+
 func checkSame(t *testing.T, name string, pkts []capture.Packet) {
 	t.Helper()
 	want := jsonlOf(t, pkts, 0, false)
@@ -92,16 +128,7 @@ func checkSame(t *testing.T, name string, pkts []capture.Packet) {
 	}
 	for _, n := range []int{0, 1, 2, 3, 4} {
 		// Odd worker counts reuse FPDU records (Options.Recycle).
-		got := jsonlOf(t, pkts, n, n%2 == 1 || n == 0)
-		if !bytes.Equal(got, want) {
-			gl, wl := bytes.Split(got, []byte("\n")), bytes.Split(want, []byte("\n"))
-			for i := 0; i < len(gl) && i < len(wl); i++ {
-				if !bytes.Equal(gl[i], wl[i]) {
-					t.Fatalf("%s, %d workers: line %d differs:\n got %s\nwant %s", name, n, i+1, gl[i], wl[i])
-				}
-			}
-			t.Fatalf("%s, %d workers: %d lines, want %d", name, n, len(gl), len(wl))
-		}
+		sameLines(t, fmt.Sprintf("%s, %d workers", name, n), jsonlOf(t, pkts, n, n%2 == 1 || n == 0), want)
 	}
 }
 

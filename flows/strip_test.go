@@ -2,7 +2,6 @@ package flows_test
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,7 +9,6 @@ import (
 	"github.com/iwarpkit/iwarpkit/capture"
 	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
 	"github.com/iwarpkit/iwarpkit/flows"
-	"github.com/iwarpkit/iwarpkit/format"
 	"github.com/iwarpkit/iwarpkit/internal/damage"
 	"github.com/iwarpkit/iwarpkit/synth"
 )
@@ -25,32 +23,8 @@ func TestPartialStrip(t *testing.T) {
 	var sources [][]byte
 	check := func(name string, pkts []capture.Packet) {
 		t.Helper()
-		run := func(newDec func(flows.Options, func(*flows.Record)) *flows.Decoder) []byte {
-			var out []byte
-			d := newDec(flows.Options{Recycle: true}, func(r *flows.Record) {
-				out = format.AppendJSON(out, format.Fields(r))
-				if r.FPDU != nil {
-					// The preview is in the text output only.
-					out = fmt.Appendf(out, " preview %x", r.FPDU.Preview)
-				}
-				out = append(out, '\n')
-			})
-			for i := range pkts {
-				d.Packet(&pkts[i])
-			}
-			d.Close()
-			return out
-		}
-		want, got := run(flows.NewDecoderFullStrip), run(flows.NewDecoder)
-		if !bytes.Equal(got, want) {
-			gl, wl := bytes.Split(got, []byte("\n")), bytes.Split(want, []byte("\n"))
-			for i := 0; i < len(gl) && i < len(wl); i++ {
-				if !bytes.Equal(gl[i], wl[i]) {
-					t.Fatalf("%s: line %d differs:\n got %s\nwant %s", name, i+1, gl[i], wl[i])
-				}
-			}
-			t.Fatalf("%s: %d lines, want %d", name, len(gl), len(wl))
-		}
+		sameLines(t, name, jsonlWith(pkts, flows.Options{}, flows.NewDecoder, true),
+			jsonlWith(pkts, flows.Options{}, flows.NewDecoderFullStrip, true))
 	}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
