@@ -132,16 +132,23 @@ func TestNextNoAllocs(t *testing.T) {
 	}
 }
 
+// benchSource names an endless Source of one frame, in pcap or pcapng.
+type benchSource struct {
+	name string
+	src  func() *capture.Source
+}
+
+func benchSources(b *testing.B, frame []byte) []benchSource {
+	return []benchSource{
+		{"pcap", func() *capture.Source { return endlessPcap(b, layers.LinkTypeEthernet, frame) }},
+		{"pcapng", func() *capture.Source { return endlessPcapng(b, layers.LinkTypeEthernet, frame, false) }},
+	}
+}
+
 func BenchmarkNext(b *testing.B) {
 	payload := bytes.Repeat([]byte{0xa5}, 1460)
 	frame := ether(b, ipv4TCP(b, payload))
-	for _, bc := range []struct {
-		name string
-		src  func() *capture.Source
-	}{
-		{"pcap", func() *capture.Source { return endlessPcap(b, layers.LinkTypeEthernet, frame) }},
-		{"pcapng", func() *capture.Source { return endlessPcapng(b, layers.LinkTypeEthernet, frame, false) }},
-	} {
+	for _, bc := range benchSources(b, frame) {
 		b.Run(bc.name, func(b *testing.B) {
 			s := bc.src()
 			b.SetBytes(int64(len(frame)))
@@ -161,13 +168,7 @@ func BenchmarkNext(b *testing.B) {
 func BenchmarkNextInto(b *testing.B) {
 	payload := bytes.Repeat([]byte{0xa5}, 1460)
 	frame := ether(b, ipv4TCP(b, payload))
-	for _, bc := range []struct {
-		name string
-		src  func() *capture.Source
-	}{
-		{"pcap", func() *capture.Source { return endlessPcap(b, layers.LinkTypeEthernet, frame) }},
-		{"pcapng", func() *capture.Source { return endlessPcapng(b, layers.LinkTypeEthernet, frame, false) }},
-	} {
+	for _, bc := range benchSources(b, frame) {
 		b.Run(bc.name, func(b *testing.B) {
 			s := bc.src()
 			var p capture.Packet
