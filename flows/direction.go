@@ -740,7 +740,8 @@ func (d *direction) emitFPDU(s uint64, have []byte, wire, ulen int, crc crcState
 		// whole ULPDU.
 		partial = false
 		d.scratch, _ = d.grid.Strip(d.scratch[:0], have, s, d.found[:0])
-		ulpdu = d.scratch[2:]
+		plain = d.scratch
+		ulpdu = plain[2:]
 		if len(ulpdu) > ulen {
 			ulpdu = ulpdu[:ulen]
 		}

@@ -43,8 +43,11 @@ func TestPartialStrip(t *testing.T) {
 	c.Ops = opening()
 	for _, seg := range []rdmap.Segment{
 		untagged(rdmap.OpReadRequest, 1, 1, 0, true, big),
+		untagged(rdmap.OpReadRequest, 1, 2, 0, true, big[:601]), // pads of 1 to 3 octets
 		untagged(rdmap.OpTerminate, 2, 1, 0, true, big),
+		untagged(rdmap.OpTerminate, 2, 2, 0, true, big[:602]),
 		untagged(rdmap.Opcode(0xC), 0, 1, 0, true, big),
+		untagged(rdmap.Opcode(0xC), 0, 2, 0, true, big[:603]),
 		untagged(rdmap.OpImmediate, 0, 2, 0, true, big),
 		untagged(rdmap.OpAtomicRequest, 1, 2, 0, true, big),
 		untagged(rdmap.OpSend, 0, 3, 0, true, big),
