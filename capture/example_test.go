@@ -12,7 +12,7 @@ import (
 // Read a capture file and total the TCP payload per direction, stopping
 // with a message naming the frame and offset if the file is damaged.
 func Example() {
-	s, err := capture.Open(filepath.Join("..", "..", "shared", "captures", "crc_v2_rping.pcap"))
+	s, err := capture.Open(filepath.Join("..", "testdata", "siw", "crc_v2_rping.pcap"))
 	if err != nil {
 		fmt.Println(err)
 		return

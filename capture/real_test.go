@@ -2,7 +2,6 @@ package capture_test
 
 import (
 	"bufio"
-	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -15,15 +14,35 @@ import (
 	"github.com/iwarpkit/iwarpkit/capture"
 )
 
-const capturesDir = "../../shared/captures"
+// The real siw and rxe captures are bundled in testdata (siw/, rxe/), with a
+// copy of their MANIFEST.md from the project's source documents.
+const (
+	manifestPath = "../testdata/MANIFEST.md"
+	capturesDir  = "../testdata/siw"
+)
+
+// realCaptures lists every bundled real capture (siw and rxe).
+func realCaptures() []string {
+	siw, _ := filepath.Glob(filepath.Join(capturesDir, "*.pcap"))
+	rxe, _ := filepath.Glob("../testdata/rxe/*.pcap")
+	return append(siw, rxe...)
+}
+
+// capturePath is the path of a bundled real capture by name.
+func capturePath(name string) string {
+	if strings.HasPrefix(name, "rxe") {
+		return filepath.Join("../testdata/rxe", name)
+	}
+	return filepath.Join(capturesDir, name)
+}
 
 // manifestCounts parses "### name.pcap" headings and the "packets: N" line
 // of each entry in MANIFEST.md.
 func manifestCounts(t *testing.T) map[string]int {
 	t.Helper()
-	f, err := os.Open(filepath.Join(capturesDir, "MANIFEST.md"))
+	f, err := os.Open(manifestPath)
 	if err != nil {
-		t.Skipf("no real captures: %v", err)
+		t.Fatalf("no MANIFEST of the real captures: %v", err)
 	}
 	defer f.Close()
 	counts := map[string]int{}
@@ -118,9 +137,9 @@ func findTshark(t *testing.T) string {
 // match MANIFEST.md, and no frame may be undecodable.
 func TestRealCaptures(t *testing.T) {
 	counts := manifestCounts(t)
-	files, _ := filepath.Glob(filepath.Join(capturesDir, "*.pcap"))
-	if len(files) == 0 {
-		t.Skip("no real captures")
+	files := realCaptures()
+	if len(files) < 18 {
+		t.Fatalf("only %d bundled real captures", len(files))
 	}
 	for _, path := range files {
 		name := filepath.Base(path)
@@ -153,15 +172,12 @@ func TestTCPBytesAgainstTshark(t *testing.T) {
 	}
 	files := []string{"crc_v2_rping.pcap", "siw6_rping_v2_crc.pcap", "rxe_v4_rping.pcap"}
 	if os.Getenv("IWARP_TSHARK_ALL") == "1" {
-		files, _ = filepath.Glob(filepath.Join(capturesDir, "*.pcap"))
+		files = realCaptures()
 	}
 	for _, name := range files {
 		path := name
 		if !filepath.IsAbs(path) && filepath.Dir(path) == "." {
-			path = filepath.Join(capturesDir, name)
-		}
-		if _, err := os.Stat(path); err != nil {
-			t.Skipf("no real captures: %v", err)
+			path = capturePath(name)
 		}
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			t.Parallel()
@@ -175,10 +191,7 @@ func TestTCPBytesAgainstTshark(t *testing.T) {
 }
 
 func TestRealCaptureGzip(t *testing.T) {
-	path := filepath.Join(capturesDir, "crc_v2_rping.pcap")
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		t.Skip("no real captures")
-	}
+	path := capturePath("crc_v2_rping.pcap")
 	gz, err := exec.LookPath("gzip")
 	if err != nil {
 		t.Skip("no gzip")
@@ -207,10 +220,7 @@ func TestRealPcapng(t *testing.T) {
 	}
 	for _, name := range []string{"crc_v2_rping.pcap", "siw6_rping_v2_crc.pcap", "gso_v2_nocrc_ib_write_bw_200000.pcap"} {
 		t.Run(name, func(t *testing.T) {
-			src := filepath.Join(capturesDir, name)
-			if _, err := os.Stat(src); err != nil {
-				t.Skipf("no real captures: %v", err)
-			}
+			src := capturePath(name)
 			dst := filepath.Join(t.TempDir(), name+"ng")
 			if out, err := exec.Command(editcap, "-F", "pcapng", "-a", "2:a frame comment", src, dst).CombinedOutput(); err != nil {
 				t.Fatalf("editcap: %v\n%s", err, out)
