@@ -10,6 +10,7 @@ import (
 
 	"github.com/iwarpkit/iwarpkit/capture"
 	"github.com/iwarpkit/iwarpkit/flows"
+	"github.com/iwarpkit/iwarpkit/internal/testutil"
 )
 
 // TestConnCache: the Decoder's 4-tuple cache gives the records a map
@@ -24,7 +25,7 @@ func TestConnCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		all = append(all, readPackets(data))
+		all = append(all, testutil.ReadPackets(data))
 	}
 	// Copies of every capture on shifted ports, interleaved packet by
 	// packet: some 600 connections at once, each capture's own 4-tuples

@@ -14,6 +14,7 @@ import (
 	"github.com/iwarpkit/iwarpkit/flows"
 	"github.com/iwarpkit/iwarpkit/format"
 	"github.com/iwarpkit/iwarpkit/internal/damage"
+	"github.com/iwarpkit/iwarpkit/internal/testutil"
 	"github.com/iwarpkit/iwarpkit/synth"
 )
 
@@ -47,42 +48,6 @@ func jsonlOf(t testing.TB, pkts []capture.Packet, workers int, recycle bool) []b
 	}
 	dec.Close()
 	return out
-}
-
-// readPackets reads a capture into memory, each packet with its own copy
-// of the frame; it stops quietly at damage.
-func readPackets(data []byte) []capture.Packet {
-	src, err := capture.NewSource(bytes.NewReader(data), "test")
-	if err != nil {
-		return nil
-	}
-	var pkts []capture.Packet
-	for {
-		p, err := src.Next()
-		if errors.Is(err, io.EOF) || err != nil {
-			break
-		}
-		own(&p)
-		pkts = append(pkts, p)
-	}
-	return pkts
-}
-
-// own makes p's slices its own.
-func own(p *capture.Packet) {
-	data := bytes.Clone(p.Data)
-	if len(p.Payload) > 0 && len(p.Data) > 0 {
-		off := len(p.Data) - len(p.Payload)
-		// The payload ends at the IP length, which may be before the end
-		// of the frame (Ethernet padding): find it.
-		if i := bytes.LastIndex(p.Data, p.Payload); i >= 0 {
-			off = i
-		}
-		p.Payload = data[off : off+len(p.Payload)]
-	} else {
-		p.Payload = bytes.Clone(p.Payload)
-	}
-	p.Data = data
 }
 
 // jsonlWith decodes pkts with the Decoder newDec makes (Options.Recycle
@@ -149,7 +114,7 @@ func TestParallelSameOutput(t *testing.T) {
 			t.Fatal(err)
 		}
 		sources = append(sources, data)
-		pkts := readPackets(data)
+		pkts := testutil.ReadPackets(data)
 		all = append(all, pkts)
 		checkSame(t, filepath.Base(f), pkts)
 	}
@@ -158,7 +123,7 @@ func TestParallelSameOutput(t *testing.T) {
 	if err := synth.WritePerf(&buf, 8<<20, 3); err != nil {
 		t.Fatal(err)
 	}
-	checkSame(t, "perf 8 MiB", readPackets(buf.Bytes()))
+	checkSame(t, "perf 8 MiB", testutil.ReadPackets(buf.Bytes()))
 
 	// Interleave the real captures: packet i of every capture in turn,
 	// renumbered, timestamps made increasing.
@@ -195,7 +160,7 @@ func TestParallelSameOutput(t *testing.T) {
 		n = 40
 	}
 	for _, v := range damage.Variants(6, n, sources) {
-		checkSame(t, v.Name, readPackets(v.Data))
+		checkSame(t, v.Name, testutil.ReadPackets(v.Data))
 	}
 }
 

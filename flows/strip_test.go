@@ -10,6 +10,7 @@ import (
 	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
 	"github.com/iwarpkit/iwarpkit/flows"
 	"github.com/iwarpkit/iwarpkit/internal/damage"
+	"github.com/iwarpkit/iwarpkit/internal/testutil"
 	"github.com/iwarpkit/iwarpkit/synth"
 )
 
@@ -32,7 +33,7 @@ func TestPartialStrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		sources = append(sources, data)
-		check(filepath.Base(f), readPackets(data))
+		check(filepath.Base(f), testutil.ReadPackets(data))
 	}
 	// Large FPDUs with markers whose headers are not a data segment's:
 	// their decode and checks look past the header, so they take the
@@ -60,20 +61,20 @@ func TestPartialStrip(t *testing.T) {
 	if _, err := synth.Generate(scenario(c), &crafted, nil); err != nil {
 		t.Fatal(err)
 	}
-	check("crafted", readPackets(crafted.Bytes()))
+	check("crafted", testutil.ReadPackets(crafted.Bytes()))
 	sources = append(sources, crafted.Bytes())
 
 	var buf bytes.Buffer
 	if err := synth.WritePerf(&buf, 4<<20, 5); err != nil {
 		t.Fatal(err)
 	}
-	check("perf 4 MiB", readPackets(buf.Bytes()))
+	check("perf 4 MiB", testutil.ReadPackets(buf.Bytes()))
 	sources = append(sources, buf.Bytes())
 	n := 300
 	if testing.Short() {
 		n = 60
 	}
 	for _, v := range damage.Variants(11, n, sources) {
-		check(v.Name, readPackets(v.Data))
+		check(v.Name, testutil.ReadPackets(v.Data))
 	}
 }

@@ -85,3 +85,39 @@ func OfType(rs []*flows.Record, typ flows.RecordType) []*flows.Record {
 	}
 	return out
 }
+
+// ReadPackets reads a capture into memory, each packet with its own copy
+// of the frame; it stops quietly at damage.
+func ReadPackets(data []byte) []capture.Packet {
+	src, err := capture.NewSource(bytes.NewReader(data), "test")
+	if err != nil {
+		return nil
+	}
+	var pkts []capture.Packet
+	for {
+		p, err := src.Next()
+		if errors.Is(err, io.EOF) || err != nil {
+			break
+		}
+		OwnPacket(&p)
+		pkts = append(pkts, p)
+	}
+	return pkts
+}
+
+// OwnPacket makes p's slices its own.
+func OwnPacket(p *capture.Packet) {
+	data := bytes.Clone(p.Data)
+	if len(p.Payload) > 0 && len(p.Data) > 0 {
+		off := len(p.Data) - len(p.Payload)
+		// The payload ends at the IP length, which may be before the end
+		// of the frame (Ethernet padding): find it.
+		if i := bytes.LastIndex(p.Data, p.Payload); i >= 0 {
+			off = i
+		}
+		p.Payload = data[off : off+len(p.Payload)]
+	} else {
+		p.Payload = bytes.Clone(p.Payload)
+	}
+	p.Data = data
+}
