@@ -93,6 +93,7 @@ type Decoder struct {
 	// records, and notes after each packet the frame and its pending
 	// limit in steps; the merge orders (parallel.go).
 	worker  bool
+	local   Local       // a worker's Local (Parallel.SetLocal), or nil
 	boxes   []*fpduBox  // Options.Recycle: emitted FPDU records to reuse
 	msgFree []*msgState // and message records
 	pkt     uint32

@@ -36,11 +36,16 @@ import (
 // where it allocates an id; the merge numbers them in capture order and
 // rewrites Conn.
 //
+// With SetLocal, each worker first offers its records to its own Local,
+// which may consume FPDU records whose order does not matter to it (the
+// counts of iwarpdump -q -z): those never reach the merge (local.go).
+//
 // Equal output holds while the connection cap is not reached: MaxConns
 // applies per worker. Options.Payload is not supported (it would be called
 // from several goroutines).
 type Parallel struct {
 	emit    func(*Record)
+	absorb  func(conn int, v any) // SetLocal
 	maxHeld int
 	recycle bool
 	workers []*pworker
@@ -168,6 +173,7 @@ type pstep struct{ frame, pend uint64 }
 type pround struct {
 	recs  []*Record
 	steps []pstep
+	final any // the Local's Flush(-1), in the round of Close
 }
 
 // pinfo tells the merge about a round: the worker of each packet in capture
@@ -354,7 +360,14 @@ func (w *pworker) run(res chan<- pround) {
 			d.pkt = uint32(npk)
 			d.Close()
 		}
-		res <- pround{recs: d.out, steps: d.steps}
+		var final any
+		if d.local != nil {
+			d.out = d.takeLocal(d.out)
+			if b.last {
+				final = d.local.Flush(-1)
+			}
+		}
+		res <- pround{recs: d.out, steps: d.steps, final: final}
 		d.out, d.steps = nil, nil
 		// The merge hands the slices of finished rounds back.
 		select {
@@ -396,6 +409,7 @@ func (p *Parallel) merge() {
 	}
 	nextID := 0
 	back := make([][]*Record, n) // records to hand back to each worker
+	var finals []any             // the Locals' Flush(-1)
 	// take queues worker w's records up to packet k (inclusive).
 	take := func(w int, k uint32) {
 		recs := rounds[w].recs
@@ -419,6 +433,12 @@ func (p *Parallel) merge() {
 		case recNewID:
 			return
 		case recConnEnd:
+			if r.local != nil && p.absorb != nil {
+				if g, ok := lookup(k); ok {
+					p.absorb(g, r.local)
+				}
+				r.local = nil
+			}
 			delete(ids, k)
 			if e := &idHit[k[0]][k[1]&63]; e.set && e.local == k[1] {
 				*e = idEntry{}
@@ -463,6 +483,9 @@ func (p *Parallel) merge() {
 			take(w, math.MaxUint32)
 		}
 		for w := 0; w < n; w++ {
+			if f := rounds[w].final; f != nil && p.absorb != nil {
+				finals = append(finals, f)
+			}
 			// The round's slices go back to the worker for reuse.
 			select {
 			case p.workers[w].spare <- rounds[w]:
@@ -489,6 +512,9 @@ func (p *Parallel) merge() {
 	}
 	for q.len() > 0 {
 		out(q.pop())
+	}
+	for _, f := range finals {
+		p.absorb(-1, f)
 	}
 }
 

@@ -63,16 +63,13 @@ type connStats struct {
 	enhanced   bool
 	ird, ord   uint16
 	rejected   bool
-	fpdus      int
 	messages   int
-	octets     uint64
-	crcErrors  int
 	findings   int
 	sev        sevCount
 	fam        map[string]*sevCount // finding counts per check family
-	ops        [3][nOps]opCount     // [flows.Dir][opcode]
-	lat        *latHist
-	span       // first and last timestamp
+	fpduCounts
+	lat  *latHist
+	span // first and last timestamp
 }
 
 // findKey identifies a row of the findings table.
@@ -123,16 +120,13 @@ type Collector struct {
 	other     *connStats   // connections beyond maxConns, aggregated together
 	untracked int          // records of connections beyond maxConns
 
-	records   int
-	fpdus     int
-	messages  int
-	octets    uint64
-	crcErrors int
-	ops       [3][nOps]opCount
-	lat       latHist
-	tl        timeline
-	span      span // of all records, once allSpan; see total
-	allSpan   bool
+	records  int
+	messages int
+	fpduCounts
+	lat     latHist
+	tl      timeline
+	span    span // of all records, once allSpan; see total
+	allSpan bool
 
 	finds     map[findKey]*findAgg
 	codes     map[string]*codeInfo
@@ -144,6 +138,7 @@ type Collector struct {
 
 	maxFindings int
 	maxConns    int
+	shared      *partShared // what the Partials of Local read
 }
 
 // NewCollector returns an empty Collector.
@@ -323,32 +318,62 @@ func dirIndex(d flows.Dir) int {
 	return 0
 }
 
-func (c *Collector) fpdu(r *flows.Record, cs *connStats, w wall, slow bool) {
+// fpduCounts counts FPDUs: of a connection, of all, or of what a Partial
+// took.
+type fpduCounts struct {
+	fpdus     int
+	octets    uint64
+	crcErrors int
+	ops       [3][nOps]opCount // [flows.Dir][opcode]
+}
+
+// add counts an FPDU of n octets on the wire, pl of them payload.
+func (f *fpduCounts) add(n, pl uint64, dir, op int, crcBad bool) {
+	f.fpdus++
+	f.octets += n
+	f.ops[dir][op].n++
+	f.ops[dir][op].octets += pl
+	if crcBad {
+		f.crcErrors++
+	}
+}
+
+// absorb adds o's counts.
+func (f *fpduCounts) absorb(o *fpduCounts) {
+	f.fpdus += o.fpdus
+	f.octets += o.octets
+	f.crcErrors += o.crcErrors
+	for d := range f.ops {
+		for op := range f.ops[d] {
+			f.ops[d][op].n += o.ops[d][op].n
+			f.ops[d][op].octets += o.ops[d][op].octets
+		}
+	}
+}
+
+// fpduFacts returns what an FPDU record counts: its octets on the wire, its
+// payload octets, and its direction and opcode slots.
+func fpduFacts(r *flows.Record) (n, pl uint64, dir, op int) {
 	fr := r.FPDU
-	n := uint64(max(fr.Len, 0))
-	op, dir := opIndex(fr), dirIndex(r.Dir)
-	var pl uint64
+	n = uint64(max(fr.Len, 0))
 	if fr.SegOK {
 		pl = uint64(max(fr.PayloadLen, 0))
 	}
-	c.fpdus++
-	c.octets += n
-	c.ops[dir][op].n++
-	c.ops[dir][op].octets += pl
-	if fr.CRCStatus == flows.CRCBad {
-		c.crcErrors++
-	}
-	cs.fpdus++
-	cs.octets += n
-	cs.ops[dir][op].n++
-	cs.ops[dir][op].octets += pl
-	if fr.CRCStatus == flows.CRCBad {
-		cs.crcErrors++
-	}
+	return n, pl, dirIndex(r.Dir), opIndex(fr)
+}
+
+func (c *Collector) fpdu(r *flows.Record, cs *connStats, w wall, slow bool) {
+	n, pl, dir, op := fpduFacts(r)
+	bad := r.FPDU.CRCStatus == flows.CRCBad
+	c.fpduCounts.add(n, pl, dir, op, bad)
+	cs.fpduCounts.add(n, pl, dir, op, bad)
 	if b := c.tl.hit(w, slow); b != nil { // timeline.add, inlined
 		b[dir] += n // dirIndex maps as add does
 	} else {
 		c.tl.addSlow(r.TS, r.Dir, n)
+		if c.shared != nil {
+			c.shared.publish(&c.tl)
+		}
 	}
 }
 

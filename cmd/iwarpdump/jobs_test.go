@@ -1,10 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/iwarpkit/iwarpkit/synth"
 )
 
 // TestJobsSameOutput: -j N prints what -j 1 prints, in every output mode,
@@ -45,6 +48,44 @@ func TestJobsSameOutput(t *testing.T) {
 						filepath.Base(f), m, j, c2, c1, len(o2), len(o1), e2, e1)
 				}
 			}
+		}
+	}
+}
+
+// TestJobsSameReports: the JUnit, SARIF and HTML reports and the -z tables
+// of -j 2 under -q (where the workers count most FPDUs themselves,
+// report.Partial) are those of -j 1, on every bundled capture and on a
+// generated workload with markers in half its connections.
+func TestJobsSameReports(t *testing.T) {
+	files, _ := filepath.Glob("../../testdata/*/*.pcap")
+	dir := t.TempDir()
+	perf := filepath.Join(dir, "perf.pcap")
+	f, err := os.Create(perf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := synth.WritePerf(f, 6<<20, 9); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	files = append(files, perf)
+	for _, f := range files {
+		var outs [2]string
+		for i, j := range []string{"1", "2"} {
+			p := filepath.Join(dir, "j"+j)
+			c, o, e := runCmd(t, nil, "-r", f, "-j", j, "-q", "-z", "conn", "-z", "ops", "-z", "findings", "-z", "latency",
+				"--report", "junit:"+p+".xml", "--report", "sarif:"+p+".sarif", "--report", "html:"+p+".html")
+			outs[i] = fmt.Sprint(c, o, e)
+			for _, ext := range []string{".xml", ".sarif", ".html"} {
+				b, err := os.ReadFile(p + ext)
+				if err != nil {
+					t.Fatal(err)
+				}
+				outs[i] += string(b)
+			}
+		}
+		if outs[0] != outs[1] {
+			t.Fatalf("%s: -j 2 reports differ from -j 1 (%d/%d octets)", filepath.Base(f), len(outs[1]), len(outs[0]))
 		}
 	}
 }

@@ -248,6 +248,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		dec = par
+		if silent && pq == nil {
+			// Only the tables and reports see the records: each worker
+			// counts the FPDUs whose order does not matter itself, and
+			// the merge orders only the rest (report.Partial).
+			par.SetLocal(coll.Local, coll.Absorb)
+		}
 		// One plain pcap file with nothing between the file and the
 		// decoder (no capture filter, -w or --shard): the workers share
 		// the file's octets in chunks instead of copied packets.

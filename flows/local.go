@@ -1,0 +1,67 @@
+package flows
+
+// Local lets a Parallel worker consume records itself, in its own
+// goroutine, instead of handing them to the merge to be ordered and
+// emitted (issue 6). It is for a consumer whose result does not depend on
+// the order of the records it takes, such as the counts of iwarpdump's -z
+// tables: the records it takes never cross goroutines, and the merge has
+// only the others to order.
+//
+// A worker offers Take every record it queues (connection-id bookkeeping
+// excepted), in the order it queues them, once nothing will change the
+// record any more. Take may consume only FPDU records (RecFPDU, which
+// belong to TCP connections): it returns true when it has, and the record
+// is then not emitted; for any other record its answer is ignored. Take
+// must not keep the record.
+//
+// When a TCP connection ends (at the latest at Close), the worker calls
+// Flush with its own id for the connection; what Flush returns (nil:
+// nothing) is handed, in the merge goroutine, to the absorb function given
+// to SetLocal with the connection's id as emit sees it, at the point of
+// the output where a single Decoder would emit the connection's last
+// record, after every record of the connection. After Close, Flush(-1)
+// returns what is left, handed to absorb with conn -1 once every record
+// has been emitted.
+type Local interface {
+	Take(r *Record) bool
+	Flush(conn int) any
+}
+
+// SetLocal gives every worker its own Local, made by newLocal (called here,
+// once per worker), and the function that receives what the Locals flush,
+// called from the goroutine that calls emit. It must be called before the
+// first packet.
+func (p *Parallel) SetLocal(newLocal func() Local, absorb func(conn int, v any)) {
+	for _, w := range p.workers {
+		w.dec.local = newLocal()
+	}
+	p.absorb = absorb
+}
+
+// takeLocal offers the records the worker queued to its Local, in the order
+// they were queued, and returns those the merge must still see. Records are
+// offered only here, when the worker hands them over: a record may still
+// change while its packet is being decoded (a message adds a finding to the
+// FPDU that broke its offsets), never afterwards.
+func (d *Decoder) takeLocal(recs []*Record) []*Record {
+	kept := recs[:0]
+	for _, r := range recs {
+		switch r.Type {
+		case recNewID:
+		case recConnEnd:
+			r.local = d.local.Flush(r.Conn)
+		case RecFPDU:
+			if d.local.Take(r) {
+				if d.opts.Recycle {
+					d.recycle(r)
+				}
+				continue
+			}
+		default:
+			d.local.Take(r)
+		}
+		kept = append(kept, r)
+	}
+	clear(recs[len(kept):])
+	return kept
+}

@@ -1,0 +1,155 @@
+package flows_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/iwarpkit/iwarpkit/capture"
+	"github.com/iwarpkit/iwarpkit/flows"
+	"github.com/iwarpkit/iwarpkit/internal/testutil"
+	"github.com/iwarpkit/iwarpkit/synth"
+)
+
+// evenTaker is a flows.Local that takes the FPDU records of even frames
+// and counts them per connection (its worker's ids).
+type evenTaker struct {
+	taken map[int]int
+	total int
+}
+
+func (e *evenTaker) Take(r *flows.Record) bool {
+	if r.Type != flows.RecFPDU || r.Frame%2 != 0 {
+		return false
+	}
+	e.taken[r.Conn]++
+	e.total++
+	return true
+}
+
+func (e *evenTaker) Flush(conn int) any {
+	if conn < 0 {
+		if e.total == 0 {
+			return nil
+		}
+		return -e.total
+	}
+	n := e.taken[conn]
+	delete(e.taken, conn)
+	if n == 0 {
+		return nil
+	}
+	return n
+}
+
+// TestLocalContract checks what flows.Parallel promises a Local: every
+// FPDU record is either taken or emitted; what a connection's Local
+// flushed reaches absorb with the connection's id as emit sees it, after
+// the last record emitted for it and before any record of a later
+// connection with the same id; Flush(-1) comes last, and covers every
+// take. Records other than
+// the taken ones come out in the order one Decoder gives.
+func TestLocalContract(t *testing.T) {
+	files, _ := filepath.Glob("../testdata/*/*.pcap")
+	var inputs []struct {
+		name string
+		pkts []capture.Packet
+	}
+	var mixed []capture.Packet
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pkts := testutil.ReadPackets(data)
+		inputs = append(inputs, struct {
+			name string
+			pkts []capture.Packet
+		}{filepath.Base(f), pkts})
+		for _, p := range pkts {
+			p.Frame = uint64(len(mixed) + 1)
+			mixed = append(mixed, p)
+		}
+	}
+	var buf bytes.Buffer
+	if err := synth.WritePerf(&buf, 4<<20, 7); err != nil {
+		t.Fatal(err)
+	}
+	inputs = append(inputs, struct {
+		name string
+		pkts []capture.Packet
+	}{"perf 4 MiB", testutil.ReadPackets(buf.Bytes())}, struct {
+		name string
+		pkts []capture.Packet
+	}{"all captures in a row", mixed})
+
+	for _, in := range inputs {
+		// One Decoder: every FPDU per connection, and the other records.
+		want := map[int]int{}
+		var wantOther []string
+		even := 0
+		d := flows.NewDecoder(flows.Options{}, func(r *flows.Record) {
+			if r.Type == flows.RecFPDU {
+				want[r.Conn]++
+				if r.Frame%2 == 0 {
+					even++
+					return
+				}
+			}
+			wantOther = append(wantOther, fmt.Sprint(r.Type, r.Frame, r.Conn))
+		})
+		for i := range in.pkts {
+			d.Packet(&in.pkts[i])
+		}
+		d.Close()
+
+		for _, n := range []int{2, 3} {
+			got := map[int]int{}
+			var gotOther []string
+			absorbed := map[int]bool{}
+			final := 0
+			par, err := flows.NewParallel(flows.Options{Recycle: true}, n, func(r *flows.Record) {
+				if final != 0 {
+					t.Fatalf("%s: a record after Flush(-1)", in.name)
+				}
+				if absorbed[r.Conn] {
+					t.Fatalf("%s: %v record of frame %d for connection %d after its flush", in.name, r.Type, r.Frame, r.Conn)
+				}
+				if r.Type == flows.RecFPDU {
+					got[r.Conn]++
+				}
+				gotOther = append(gotOther, fmt.Sprint(r.Type, r.Frame, r.Conn))
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			par.SetLocal(func() flows.Local { return &evenTaker{taken: map[int]int{}} }, func(conn int, v any) {
+				k := v.(int)
+				if conn < 0 {
+					final -= k
+					return
+				}
+				if k <= 0 || absorbed[conn] {
+					t.Fatalf("%s: absorb(%d, %d)", in.name, conn, k)
+				}
+				got[conn] += k
+				absorbed[conn] = true
+			})
+			for i := range in.pkts {
+				par.Packet(&in.pkts[i])
+			}
+			par.Close()
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("%s, %d workers: FPDUs per connection %v, one Decoder %v", in.name, n, got, want)
+			}
+			if fmt.Sprint(gotOther) != fmt.Sprint(wantOther) {
+				t.Fatalf("%s, %d workers: the records not taken differ from one Decoder's", in.name, n)
+			}
+			if final != even {
+				t.Fatalf("%s, %d workers: Flush(-1) absorbed %d takes, want %d", in.name, n, final, even)
+			}
+		}
+	}
+}

@@ -1,0 +1,236 @@
+package report
+
+import (
+	"bytes"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/iwarpkit/iwarpkit/capture"
+	"github.com/iwarpkit/iwarpkit/flows"
+	"github.com/iwarpkit/iwarpkit/internal/damage"
+	"github.com/iwarpkit/iwarpkit/internal/testutil"
+	"github.com/iwarpkit/iwarpkit/synth"
+)
+
+// outputs is everything a Collector writes: the four tables, JUnit, SARIF
+// and HTML, and its worst severity.
+func outputs(t testing.TB, c *Collector) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	for _, w := range []func(io.Writer) error{c.WriteConn, c.WriteOps, c.WriteFindings, c.WriteLatency,
+		func(w io.Writer) error { return c.WriteJUnit(w, "x") },
+		func(w io.Writer) error { return c.WriteSARIF(w, "x", "x.pcap") },
+		func(w io.Writer) error { return c.WriteHTML(w, "x") }} {
+		if err := w(&b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, ok := c.Worst()
+	b.WriteString(s.String())
+	if ok {
+		b.WriteString(" worst")
+	}
+	return b.Bytes()
+}
+
+// counting is a flows.Local that counts what its Partial takes.
+type counting struct {
+	*Partial
+	taken *int
+}
+
+func (c counting) Take(r *flows.Record) bool {
+	ok := c.Partial.Take(r)
+	if ok {
+		*c.taken++
+	}
+	return ok
+}
+
+// viaPartials decodes pkts with a flows.Parallel of n workers whose
+// Partials take what they may, and returns the Collector's outputs and how
+// many FPDU records the Partials took and the merge emitted.
+func viaPartials(t testing.TB, pkts []capture.Packet, n int) (out []byte, taken, emitted int) {
+	c := NewCollector()
+	takes := make([]int, n)
+	k := 0
+	par, err := flows.NewParallel(flows.Options{Recycle: true}, n, func(r *flows.Record) {
+		if r.Type == flows.RecFPDU {
+			emitted++
+		}
+		c.Add(r)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	par.SetLocal(func() flows.Local {
+		l := counting{c.Local().(*Partial), &takes[k]}
+		k++
+		return l
+	}, c.Absorb)
+	for i := range pkts {
+		par.Packet(&pkts[i])
+	}
+	par.Close()
+	for _, x := range takes {
+		taken += x
+	}
+	return outputs(t, c), taken, emitted
+}
+
+// direct decodes pkts with one Decoder that feeds a Collector every record.
+func direct(t testing.TB, pkts []capture.Packet) []byte {
+	c := NewCollector()
+	d := flows.NewDecoder(flows.Options{Recycle: true}, c.Add)
+	for i := range pkts {
+		d.Packet(&pkts[i])
+	}
+	d.Close()
+	return outputs(t, c)
+}
+
+// TestPartialsSameOutput: a Collector fed by Partials in the workers of a
+// flows.Parallel (what iwarpdump -j N -q -z does) writes exactly what a
+// Collector fed every record by one Decoder writes: every table, JUnit,
+// SARIF and HTML (with its throughput chart), on every bundled capture, a
+// synth workload with markers in half its connections, and damaged
+// variants. On the workload the Partials must take most FPDUs, or the test
+// would prove little.
+func TestPartialsSameOutput(t *testing.T) {
+	files, _ := filepath.Glob("../testdata/*/*.pcap")
+	if len(files) < 20 {
+		t.Fatalf("only %d bundled captures", len(files))
+	}
+	var sources [][]byte
+	check := func(name string, pkts []capture.Packet) (taken, emitted int) {
+		t.Helper()
+		want := direct(t, pkts)
+		for _, n := range []int{2, 3} {
+			got, tk, em := viaPartials(t, pkts, n)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%s, %d workers: outputs differ from one Decoder's\n got %q\nwant %q", name, n, clip(got), clip(want))
+			}
+			taken, emitted = tk, em
+		}
+		return taken, emitted
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources = append(sources, data)
+		check(filepath.Base(f), testutil.ReadPackets(data))
+	}
+	var buf bytes.Buffer
+	if err := synth.WritePerf(&buf, 8<<20, 5); err != nil {
+		t.Fatal(err)
+	}
+	taken, emitted := check("perf 8 MiB", testutil.ReadPackets(buf.Bytes()))
+	// The workers run ahead of the merge: until the merge has added the
+	// first FPDU (the timeline's origin), the Partials take nothing. The
+	// rounds in flight hold at most about 2 MiB.
+	t.Logf("perf 8 MiB: the Partials took %d FPDUs, the merge emitted %d", taken, emitted)
+	if taken < emitted {
+		t.Errorf("perf 8 MiB: the Partials took %d FPDUs, the merge emitted %d", taken, emitted)
+	}
+	n := 100
+	if testing.Short() {
+		n = 20
+	}
+	for _, v := range damage.Variants(11, n, sources) {
+		check(v.Name, testutil.ReadPackets(v.Data))
+	}
+}
+
+// clip shortens an output for a failure message.
+func clip(b []byte) []byte {
+	if len(b) > 600 {
+		return b[:600]
+	}
+	return b
+}
+
+// FuzzPartial feeds arbitrary record streams, in order, to a Collector
+// directly and to a second one through a Partial (which takes what it may,
+// the rest going to Add, then everything flushed and absorbed at the end):
+// both must write the same. The streams have timestamps that go back,
+// connections beyond the Collector's cap, and unknown directions.
+func FuzzPartial(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte("\x01\x00\x01\x23\x00\x10\x00\x01" + "\x02\x00\x01\x00\x00\x40\x00\x01" + "\x02\x00\x02\x05\x05\xdc\x80\x01" + "\x02\x00\x01\x00\x00\x40\xff\x01"))
+	f.Add(bytes.Repeat([]byte("\x02\x03\x02\x01\x01\x00\x7f\xff\x02\x01\x01\xc8\x00\x01\x80\x00\x01\x04\x01\x40\x00\x01\x00\x03"), 30))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 1<<13 {
+			return
+		}
+		a, b := NewCollector(), NewCollector()
+		a.maxConns, a.maxFindings = 3, 4
+		b.maxConns, b.maxFindings = 3, 4
+		p := b.Local().(*Partial)
+		for _, r := range fuzzRecords(data) {
+			a.Add(r)
+			if !p.Take(r) {
+				b.Add(r)
+			}
+		}
+		for conn := -1; conn < 5; conn++ {
+			if v := p.Flush(conn); v != nil {
+				b.Absorb(conn, v)
+			}
+		}
+		if got, want := outputs(t, b), outputs(t, a); !bytes.Equal(got, want) {
+			t.Fatalf("through a Partial:\n%s\ndirectly:\n%s", got, want)
+		}
+		if !reflect.DeepEqual(b.tl.b, a.tl.b) || b.tl.width != a.tl.width {
+			t.Fatalf("timeline %v %v, directly %v %v", b.tl.width, b.tl.b, a.tl.width, a.tl.b)
+		}
+	})
+}
+
+// TestTimelineAbsorb splits samples at random between timelines with one
+// origin and absorbs them into one: its buckets and width are those of a
+// timeline that added every sample, whatever the split, including samples
+// before the origin and spans that force merges.
+func TestTimelineAbsorb(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, span := range []time.Duration{time.Millisecond, 300 * time.Millisecond, 3 * time.Second, 90 * time.Hour} {
+		for round := 0; round < 20; round++ {
+			var all timeline
+			parts := make([]timeline, 1+rng.IntN(4))
+			tlAdd(&all, t0, flows.DirI2R, 1)
+			for i := range parts {
+				parts[i] = timeline{started: true, t0: t0, width: FirstBucketWidth}
+			}
+			for range 2000 {
+				at := time.Duration(rng.Int64N(int64(span))) - span/10
+				dir, n := flows.Dir(rng.IntN(4)), uint64(rng.IntN(9000))
+				ts := t0.Add(at)
+				tlAdd(&all, ts, dir, n)
+				tlAdd(&parts[rng.IntN(len(parts))], ts, dir, n)
+			}
+			var got timeline
+			tlAdd(&got, t0, flows.DirI2R, 1)
+			for i := range parts {
+				got.absorb(&parts[i])
+				if len(got.b) > MaxBuckets {
+					t.Fatalf("%d buckets", len(got.b))
+				}
+			}
+			if got.width != all.width || !reflect.DeepEqual(got.b, all.b) {
+				t.Fatalf("span %v: absorbed width %v, %d buckets; added %v, %d buckets", span, got.width, len(got.b), all.width, len(all.b))
+			}
+			// The cache works after an absorb.
+			tlAdd(&got, t0, flows.DirR2I, 5)
+			tlAdd(&all, t0, flows.DirR2I, 5)
+			if !reflect.DeepEqual(got.b, all.b) {
+				t.Fatalf("span %v: an add after absorb differs", span)
+			}
+		}
+	}
+}
