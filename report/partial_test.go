@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/iwarpkit/iwarpkit/capture"
+	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
 	"github.com/iwarpkit/iwarpkit/flows"
 	"github.com/iwarpkit/iwarpkit/internal/damage"
 	"github.com/iwarpkit/iwarpkit/internal/testutil"
@@ -232,5 +233,50 @@ func TestTimelineAbsorb(t *testing.T) {
 				t.Fatalf("span %v: an add after absorb differs", span)
 			}
 		}
+	}
+}
+
+// TestPartialTakeNoAllocs: taking the FPDUs of a settled connection, in a
+// worker's hot path, allocates nothing.
+func TestPartialTakeNoAllocs(t *testing.T) {
+	c := NewCollector()
+	p := c.Local().(*Partial)
+	first := fpduRec(0, 1, 0, flows.DirI2R, rdmap.OpReadRequest, 0)
+	c.Add(first) // starts the timeline and settles the connection
+	if p.Take(first) {
+		t.Fatal("took the settling record")
+	}
+	recs := []*flows.Record{
+		fpduRec(0, 2, 100*time.Microsecond, flows.DirR2I, rdmap.OpReadResponse, 64),
+		fpduRec(0, 3, 200*time.Microsecond, flows.DirI2R, rdmap.OpSend, 1024),
+	}
+	for _, r := range recs {
+		if !p.Take(r) {
+			t.Fatalf("did not take %+v", r)
+		}
+	}
+	n := testing.AllocsPerRun(1000, func() {
+		for _, r := range recs {
+			p.Take(r)
+		}
+	})
+	if n != 0 {
+		t.Fatalf("Take allocates %v times per batch", n)
+	}
+}
+
+// BenchmarkPartialTake: ns per FPDU record a worker counts itself.
+func BenchmarkPartialTake(b *testing.B) {
+	_, recs := collect(b, "crc_v2_iwtest_ops")
+	c := NewCollector()
+	p := c.Local().(*Partial)
+	for _, r := range recs {
+		c.Add(r)
+		p.Take(r)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p.Take(recs[i%len(recs)])
 	}
 }
