@@ -34,7 +34,38 @@ func TestHashVectors(t *testing.T) {
 		if got := shard.Hash(b, a); got != tc.want {
 			t.Errorf("Hash(%s, %s) = %#x, want %#x (symmetry)", b, a, got, tc.want)
 		}
+		if got := shard.HashAny(a, b); got != tc.want {
+			t.Errorf("generic Hash(%s, %s) = %#x, want %#x", a, b, got, tc.want)
+		}
+		if a.Addr().Is4() && b.Addr().Is4() {
+			if got := shard.HashIPv4(b.Addr().As4(), a.Addr().As4(), b.Port(), a.Port()); got != tc.want {
+				t.Errorf("HashIPv4(%s, %s) = %#x, want %#x", b, a, got, tc.want)
+			}
+		}
 	}
+}
+
+// BenchmarkHash: the IPv4 fast path against the generic hash.
+func BenchmarkHash(b *testing.B) {
+	x, y := ap("192.0.2.2:40001"), ap("192.0.2.1:7174")
+	var sink uint64
+	b.Run("Hash", func(b *testing.B) {
+		for b.Loop() {
+			sink += shard.Hash(x, y)
+		}
+	})
+	b.Run("HashIPv4", func(b *testing.B) {
+		xa, ya := x.Addr().As4(), y.Addr().As4()
+		for b.Loop() {
+			sink += shard.HashIPv4(xa, ya, x.Port(), y.Port())
+		}
+	})
+	b.Run("generic", func(b *testing.B) {
+		for b.Loop() {
+			sink += shard.HashAny(x, y)
+		}
+	})
+	_ = sink
 }
 
 func randAddrPort(r *rand.Rand) netip.AddrPort {
@@ -232,6 +263,8 @@ func FuzzParse(f *testing.F) {
 func FuzzHash(f *testing.F) {
 	f.Add([]byte{192, 0, 2, 1}, uint16(7174), []byte{192, 0, 2, 2}, uint16(40001), uint8(8))
 	f.Add(make([]byte, 16), uint16(0), make([]byte, 16), uint16(0), uint8(1))
+	f.Add([]byte{10, 0, 0, 1}, uint16(9), []byte{10, 0, 0, 1}, uint16(7), uint8(2))
+	f.Add([]byte{10, 0, 0, 2}, uint16(1), []byte{10, 0, 0, 1}, uint16(7), uint8(2))
 	f.Fuzz(func(t *testing.T, a []byte, pa uint16, b []byte, pb uint16, n uint8) {
 		x, ok1 := netip.AddrFromSlice(a)
 		y, ok2 := netip.AddrFromSlice(b)
@@ -241,6 +274,14 @@ func FuzzHash(f *testing.F) {
 		u, v := netip.AddrPortFrom(x, pa), netip.AddrPortFrom(y, pb)
 		if shard.Hash(u, v) != shard.Hash(v, u) {
 			t.Fatalf("Hash(%s, %s) not symmetric", u, v)
+		}
+		if h, g := shard.Hash(u, v), shard.HashAny(u, v); h != g {
+			t.Fatalf("Hash(%s, %s) = %#x, the generic hash %#x", u, v, h, g)
+		}
+		if x.Is4() && y.Is4() {
+			if h, g := shard.HashIPv4(x.As4(), y.As4(), pa, pb), shard.HashAny(u, v); h != g {
+				t.Fatalf("HashIPv4(%s, %s) = %#x, the generic hash %#x", u, v, h, g)
+			}
 		}
 		p := capture.Packet{Kind: capture.KindTCP, Src: u, Dst: v}
 		q := capture.Packet{Kind: capture.KindTCP, Src: v, Dst: u}
