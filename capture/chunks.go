@@ -177,9 +177,8 @@ type ChunkWalker struct {
 }
 
 // Walk calls fn with the records of ch, decoded; the Packet is valid
-// during the call. When keep is not nil, record i (0-based in the chunk) is
-// decoded only if keep(i): the others are stepped over by their header.
-func (w *ChunkWalker) Walk(ch Chunk, keep func(i int) bool, fn func(p *Packet)) {
+// during the call.
+func (w *ChunkWalker) Walk(ch Chunk, fn func(p *Packet)) {
 	// The whole chunk is the reader's window: every record is read in place
 	// from it, with no call to the peeker.
 	w.br.b = ch.Data
@@ -187,11 +186,6 @@ func (w *ChunkWalker) Walk(ch Chunk, keep func(i int) bool, fn func(p *Packet)) 
 	w.pr.win = ch.Data
 	frame := ch.First
 	for i := 0; i < ch.N; i++ {
-		if keep != nil && !keep(i) {
-			w.pr.skip()
-			frame++
-			continue
-		}
 		// One Packet for the walk: fn is a function value, so a local
 		// one would escape, an allocation per record.
 		p := &w.p
@@ -212,12 +206,44 @@ func (w *ChunkWalker) Walk(ch Chunk, keep func(i int) bool, fn func(p *Packet)) 
 	}
 }
 
+// WalkOwned is Walk over the records of ch whose owner in own is me, with
+// own and offs as Owners filled them: it goes straight from one such
+// record to the next and touches none of the others' octets.
+func (w *ChunkWalker) WalkOwned(ch Chunk, own []uint8, offs []int32, me uint8, fn func(p *Packet)) {
+	w.pr.reset(&w.br, 0)
+	n := min(ch.N, len(own), len(offs))
+	for i := 0; i < n; i++ {
+		if own[i] != me {
+			continue
+		}
+		// The window starts at the record: read takes it in place, or
+		// (a bad record) from the peeker, which starts there too.
+		w.br.b = ch.Data[offs[i]:]
+		w.pr.win, w.pr.pos = w.br.b, 0
+		p := &w.p
+		*p = Packet{}
+		link, _, err := w.pr.read(p)
+		if err != nil {
+			return // cannot happen: Next checked every record
+		}
+		p.Frame = ch.First + uint64(i)
+		switch { // as in Source.NextInto
+		case p.Kind != 0:
+		case link == layers.LinkTypeEthernet && !w.dec.noFast && fastTCP4(p, p.Data):
+		default:
+			w.dec.decode(p, link)
+		}
+		fn(p)
+	}
+}
+
 // Owners appends to own, for every record of ch, the owner that of gives
 // its packet (of sees Kind, Src and Dst only; the other fields may hold
-// another record's values). It is Walk made cheap for the common frame:
-// Ethernet/IPv4/TCP headers are read straight from the record (fastTCP4)
-// without building the rest of the Packet.
-func (w *ChunkWalker) Owners(ch Chunk, own []uint8, of func(p *Packet) uint8) []uint8 {
+// another record's values), and to offs the record's offset in ch.Data.
+// It is Walk made cheap for the common frame: Ethernet/IPv4/TCP headers
+// are read straight from the record (fastTCP4) without building the rest
+// of the Packet.
+func (w *ChunkWalker) Owners(ch Chunk, own []uint8, offs []int32, of func(p *Packet) uint8) ([]uint8, []int32) {
 	b := ch.Data
 	eth := w.pr.link == layers.LinkTypeEthernet
 	p := &w.p
@@ -228,6 +254,7 @@ func (w *ChunkWalker) Owners(ch Chunk, own []uint8, of func(p *Packet) uint8) []
 		caplen, wirelen := w.pr.u32(b[8:12]), w.pr.u32(b[12:16])
 		n := pcapRecordHdrSize + int(caplen)
 		data := b[pcapRecordHdrSize:n:n]
+		offs = append(offs, int32(len(ch.Data)-len(b)))
 		b = b[n:]
 		// fastTCP4 sets Kind, Src and Dst when it accepts the frame, so
 		// the Packet is cleared only for the others.
@@ -242,7 +269,7 @@ func (w *ChunkWalker) Owners(ch Chunk, own []uint8, of func(p *Packet) uint8) []
 		}
 		own = append(own, of(p))
 	}
-	return own
+	return own, offs
 }
 
 // Link returns the file's link type.

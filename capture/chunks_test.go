@@ -31,7 +31,46 @@ func chunkFrames(t testing.TB, path string) ([]string, string, bool) {
 			}
 			return out, err.Error(), true
 		}
-		w.Walk(ch, nil, func(p *Packet) { out = append(out, frameLine(p)) })
+		first := len(out)
+		w.Walk(ch, func(p *Packet) { out = append(out, frameLine(p)) })
+		checkOwned(t, cr, ch, out[first:])
+	}
+}
+
+// checkOwned checks Owners and WalkOwned on ch against want, Walk's lines
+// for its records: Owners hands of what Walk decodes (Kind, Src, Dst and
+// Payload), and the owners' WalkOwned walks, put together by frame, give
+// Walk's records.
+func checkOwned(t testing.TB, cr *ChunkReader, ch Chunk, want []string) {
+	t.Helper()
+	const n = 3
+	var seen []string
+	of := func(p *Packet) uint8 {
+		seen = append(seen, string(rune(p.Kind))+p.Src.String()+p.Dst.String()+"|"+string(p.Payload))
+		return uint8((int(p.Src.Port()) + len(p.Payload) + int(p.Kind)) % n)
+	}
+	own, offs := cr.Walker().Owners(ch, nil, nil, of)
+	if len(own) != ch.N || len(offs) != ch.N || len(seen) != ch.N || len(want) != ch.N {
+		t.Fatalf("Owners: %d owners, %d offsets, %d calls for %d records (Walk: %d)", len(own), len(offs), len(seen), ch.N, len(want))
+	}
+	got := make([]string, ch.N)
+	ow := cr.Walker()
+	for me := uint8(0); me < n; me++ {
+		ow.WalkOwned(ch, own, offs, me, func(p *Packet) {
+			i := int(p.Frame - ch.First)
+			if i < 0 || i >= ch.N || own[i] != me || got[i] != "" {
+				t.Fatalf("WalkOwned(%d): frame %d (first %d), owner %d", me, p.Frame, ch.First, own[min(max(i, 0), ch.N-1)])
+			}
+			got[i] = frameLine(p)
+			if v := string(rune(p.Kind)) + p.Src.String() + p.Dst.String() + "|" + string(p.Payload); v != seen[i] {
+				t.Fatalf("frame %d: Owners saw %q, Walk decodes %q", p.Frame, seen[i], v)
+			}
+		})
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("frame %d: WalkOwned %q, Walk %q", ch.First+uint64(i), got[i], want[i])
+		}
 	}
 }
 
@@ -93,31 +132,46 @@ func FuzzChunks(f *testing.F) {
 	})
 }
 
-// TestChunksBigRecords: records up to the longest allowed length straddle
-// chunk boundaries.
-func TestChunksBigRecords(t *testing.T) {
-	var b bytes.Buffer
-	b.Write([]byte{0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 1, 0, 0, 0})
-	for i, n := range []int{60, MaxRecordLength, 100, MaxRecordLength - 1, 3000, MaxRecordLength, MaxRecordLength, 14} {
-		rec := make([]byte, 16+n)
-		rec[0] = byte(i)
-		rec[8], rec[9], rec[10] = byte(n), byte(n>>8), byte(n>>16)
-		rec[12], rec[13], rec[14] = byte(n), byte(n>>8), byte(n>>16)
-		for j := 16; j < len(rec); j++ {
-			rec[j] = byte(j * (i + 1))
-		}
-		b.Write(rec)
-	}
-	path := filepath.Join(t.TempDir(), "big.pcap")
-	os.WriteFile(path, b.Bytes(), 0o644)
-	got, gerr, ok := chunkFrames(t, path)
-	want, werr := sourceFrames(t, path)
-	if !ok || gerr != werr || len(got) != 8 || len(got) != len(want) {
-		t.Fatalf("chunks %d %q, source %d %q", len(got), gerr, len(want), werr)
-	}
-	for i := range got {
-		if got[i] != want[i] {
-			t.Fatalf("frame %d differs", i+1)
-		}
+// TestChunksRecords: records up to the longest allowed length straddle
+// chunk boundaries, and records whose captured length exceeds the original
+// length (KindBad, read by the slow path) sit between good ones.
+func TestChunksRecords(t *testing.T) {
+	const m = MaxRecordLength
+	for _, tc := range []struct {
+		name string
+		lens [][2]int // caplen, wirelen
+	}{
+		{"big", [][2]int{{60, 60}, {m, m}, {100, 100}, {m - 1, m - 1}, {3000, 3000}, {m, m}, {m, m}, {14, 14}}},
+		{"bad", [][2]int{{60, 60}, {80, 70}, {100, 100}, {90, 20}, {40, 0}, {3000, 3000}, {m, m - 1}, {14, 14}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			b.Write([]byte{0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 1, 0, 0, 0})
+			for i, l := range tc.lens {
+				n, wire := l[0], l[1]
+				rec := make([]byte, 16+n)
+				rec[0] = byte(i)
+				rec[8], rec[9], rec[10] = byte(n), byte(n>>8), byte(n>>16)
+				rec[12], rec[13], rec[14] = byte(wire), byte(wire>>8), byte(wire>>16)
+				for j := 16; j < len(rec); j++ {
+					rec[j] = byte(j * (i + 1))
+				}
+				b.Write(rec)
+			}
+			path := filepath.Join(t.TempDir(), tc.name+".pcap")
+			if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, gerr, ok := chunkFrames(t, path)
+			want, werr := sourceFrames(t, path)
+			if !ok || gerr != werr || len(got) != len(tc.lens) || len(got) != len(want) {
+				t.Fatalf("chunks %d %q, source %d %q", len(got), gerr, len(want), werr)
+			}
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("frame %d differs", i+1)
+				}
+			}
+		})
 	}
 }

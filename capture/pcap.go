@@ -157,18 +157,6 @@ func (p *pcapReader) readBuffered(pk *Packet) (layers.LinkType, int64, error) {
 	return p.link, off, nil
 }
 
-// skip steps over the next record, whole in the window (ChunkWalker.Walk),
-// without decoding it.
-func (p *pcapReader) skip() {
-	b := p.win[p.pos:]
-	if len(b) < pcapRecordHdrSize {
-		return
-	}
-	n := min(pcapRecordHdrSize+int(p.u32(b[8:12])), len(b))
-	p.pos += n
-	p.off += int64(n)
-}
-
 // timestamp returns the time of the record whose header starts h.
 func (p *pcapReader) timestamp(h []byte) time.Time {
 	sec, frac := p.u32(h[0:4]), p.u32(h[4:8])

@@ -10,7 +10,6 @@ import (
 	"unsafe"
 
 	"github.com/iwarpkit/iwarpkit/capture"
-	"github.com/iwarpkit/iwarpkit/shard"
 )
 
 // Parallel decodes with several workers, one Decoder each, and hands the
@@ -18,9 +17,10 @@ import (
 // would give: the output is byte for byte the same (issue 6).
 //
 // How: the caller's goroutine (Packet) copies each packet into a batch for
-// the worker that owns its connection (shard.Hash of the unordered
-// 4-tuple, so both directions meet); non-TCP packets (RoCEv2 CM, SCTP) all
-// go to worker 0, whose exchanges are keyed across flows. A round of
+// the worker that owns its connection (a bucket of the unordered 4-tuple's
+// shard.Hash, so both directions meet, dealt to the least loaded worker
+// when first seen: balance.go); non-TCP packets (RoCEv2 CM, SCTP) all go
+// to worker 0, whose exchanges are keyed across flows. A round of
 // batches, one per worker, is cut every [parallelRound] octets. For a plain
 // pcap file, DecodeChunks instead hands every worker the same chunks of
 // whole records with the owner of each, and copies nothing. A connection's
@@ -54,6 +54,7 @@ type Parallel struct {
 	chunks  chan []byte   // DecodeChunks: buffers for chunks
 	merged  chan struct{}
 
+	bal     balancer  // which worker decodes each packet
 	cur     []*pbatch // the round being filled, one batch per worker
 	own     []uint8
 	curSize int
@@ -76,10 +77,11 @@ type pbatch struct {
 	errs  []error // Packet.Err of KindBad packets, pmeta.err indexes it
 	arena []byte
 	last  bool // Close: end every connection after the packets
-	// chunk, instead of pkts: whole pcap records every worker walks
-	// (DecodeChunks), taking the packets it owns.
+	// chunk, instead of pkts: whole pcap records every worker shares
+	// (DecodeChunks), decoding the packets it owns.
 	chunk *capture.Chunk
 	own   []uint8 // the owner of every record of chunk
+	offs  []int32 // the offset of every record of chunk in its Data
 }
 
 // pmeta is a capture.Packet without pointers, so that batches copy and
@@ -186,7 +188,6 @@ type pinfo struct {
 
 type pworker struct {
 	idx  int
-	n    int // workers in all
 	dec  *Decoder
 	walk *capture.ChunkWalker // DecodeChunks
 	in   chan *pbatch
@@ -212,7 +213,7 @@ func NewParallel(opts Options, n int, emit func(*Record)) (*Parallel, error) {
 	p := &Parallel{emit: emit, maxHeld: opts.MaxHeld, recycle: opts.Recycle,
 		merged: make(chan struct{}), owners: make(chan pinfo, 4)}
 	for i := 0; i < n; i++ {
-		w := &pworker{idx: i, n: n, in: make(chan *pbatch, 4), free: make(chan *pbatch, 4), back: make(chan []*Record, 4),
+		w := &pworker{idx: i, in: make(chan *pbatch, 4), free: make(chan *pbatch, 4), back: make(chan []*Record, 4),
 			backFree: make(chan []*Record, 4), spare: make(chan pround, 8)}
 		w.dec = NewDecoder(opts, nil)
 		w.dec.worker = true
@@ -224,6 +225,7 @@ func NewParallel(opts Options, n int, emit func(*Record)) (*Parallel, error) {
 		p.results = append(p.results, res)
 		go w.run(res)
 	}
+	p.bal.n = n
 	p.cur = make([]*pbatch, n)
 	p.take()
 	go p.merge()
@@ -249,7 +251,7 @@ func (p *Parallel) Packet(pk *capture.Packet) {
 	if p.closed {
 		return
 	}
-	w := int(p.workers[0].owner(pk))
+	w := int(p.bal.owner(pk))
 	b := p.cur[w]
 	m := pmeta{
 		frame: pk.Frame, sec: pk.TS.Unix(), nsec: int32(pk.TS.Nanosecond()),
@@ -347,8 +349,8 @@ func (w *pworker) run(res chan<- pround) {
 		}
 		npk := len(b.pkts)
 		if b.chunk != nil {
-			npk = w.walkChunk(b.chunk, b.own)
-			b.chunk, b.own = nil, nil
+			npk = w.walkChunk(b.chunk, b.own, b.offs)
+			b.chunk, b.own, b.offs = nil, nil, nil
 		} else {
 			for i := range b.pkts {
 				pk := b.pkts[i].packet(b)
@@ -524,21 +526,14 @@ type idEntry struct {
 	local, global int
 }
 
-// owner is the worker that decodes pk.
-func (w *pworker) owner(pk *capture.Packet) uint8 {
-	if pk.Kind == capture.KindTCP && w.n > 1 {
-		return uint8(shard.Hash(pk.Src, pk.Dst) % uint64(w.n))
-	}
-	return 0
-}
-
-// walkChunk decodes the packets of ch this worker owns (own lists the owner
-// of every record) and returns how many there were.
-func (w *pworker) walkChunk(ch *capture.Chunk, own []uint8) int {
+// walkChunk decodes the packets of ch this worker owns (own and offs list
+// the owner and the offset of every record) and returns how many there
+// were.
+func (w *pworker) walkChunk(ch *capture.Chunk, own []uint8, offs []int32) int {
 	d := w.dec
 	k := 0
 	me := uint8(w.idx)
-	w.walk.Walk(*ch, func(i int) bool { return own[i] == me }, func(pk *capture.Packet) {
+	w.walk.WalkOwned(*ch, own, offs, me, func(pk *capture.Packet) {
 		d.pkt = uint32(k)
 		k++
 		d.Packet(pk)
@@ -547,7 +542,7 @@ func (w *pworker) walkChunk(ch *capture.Chunk, own []uint8) int {
 }
 
 // DecodeChunks decodes a pcap file read in chunks (capture.ChunkReader)
-// instead of packets handed to Packet: every worker walks every chunk and
+// instead of packets handed to Packet: every worker gets every chunk and
 // decodes the packets it owns, so the reading goroutine copies nothing per
 // packet. The output is the same as with Packet. It stops early when ctx is
 // done, then closes the Parallel (do not call Packet or Close afterwards)
@@ -562,10 +557,10 @@ func (p *Parallel) DecodeChunks(ctx context.Context, cr *capture.ChunkReader) (u
 	for _, w := range p.workers {
 		w.walk = cr.Walker()
 	}
-	// The owners are worked out here, once, so that each worker decodes
-	// only its own records and steps over the others by their headers.
+	// The owners and the offsets of the records are worked out here,
+	// once, so that each worker goes straight to its own records and
+	// touches none of the others' octets.
 	ow := cr.Walker()
-	w0 := p.workers[0]
 	var n uint64
 	var rerr error
 	for ctx.Err() == nil {
@@ -578,13 +573,13 @@ func (p *Parallel) DecodeChunks(ctx context.Context, cr *capture.ChunkReader) (u
 			break
 		}
 		n += uint64(ch.N)
-		own := ow.Owners(ch, make([]uint8, 0, ch.N), w0.owner)
+		own, offs := ow.Owners(ch, make([]uint8, 0, ch.N), make([]int32, 0, ch.N), p.bal.owner)
 		p.owners <- pinfo{own: own, buf: ch.Data[:0]}
 		for _, w := range p.workers {
 			b := <-w.free
 			b.pkts, b.last = b.pkts[:0], false
 			c := ch
-			b.chunk, b.own = &c, own
+			b.chunk, b.own, b.offs = &c, own, offs
 			w.in <- b
 		}
 	}
