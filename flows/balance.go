@@ -14,9 +14,9 @@ const balanceBuckets = 1 << 12
 // whole decode; everything else goes to worker 0.
 //
 // A plain shard.Hash modulo the workers splits a few large connections
-// badly: 8 connections fall 5/3 on 2 workers about half the time (the
-// issue 6 workload does), and 2 connections share a worker half the time,
-// leaving the other idle. So the unordered 4-tuple is hashed into one of
+// badly: 2 connections share one of 2 workers half the time, leaving the
+// other idle, and the 8 connections of the issue 6 workload fall 5/3 on 2
+// workers (64 % of the octets on one) and 4/0/4 on 3. So the unordered 4-tuple is hashed into one of
 // balanceBuckets buckets, and a bucket is given, the first time a packet
 // falls in it, to the worker with the least load so far (payload octets
 // plus a fixed cost per packet), lowest index first on a tie. A bucket

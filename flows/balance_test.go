@@ -1,12 +1,16 @@
 package flows
 
 import (
+	"bytes"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 
 	"github.com/iwarpkit/iwarpkit/capture"
 	"github.com/iwarpkit/iwarpkit/shard"
+	"github.com/iwarpkit/iwarpkit/synth"
 )
 
 func tcpPacket(src, dst string, payload int) *capture.Packet {
@@ -112,4 +116,53 @@ func TestBalancer(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestBalancerPerfWorkload: on the issue 6 workload (synth perf, seed 1 as
+// in bench/compare.sh, 8 connections of about the same size that start
+// together) the workers get about the same number of octets, where
+// shard.Hash % N leaves one of 2 workers with 64 % of them.
+func TestBalancerPerfWorkload(t *testing.T) {
+	size := int64(32 << 20)
+	if testing.Short() {
+		size = 8 << 20
+	}
+	var buf bytes.Buffer
+	if err := synth.WritePerf(&buf, size, 1); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "perf.pcap")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{2, 3, 4} {
+		src, err := capture.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := balancer{n: n}
+		var byHash [MaxWorkers]uint64
+		var p capture.Packet
+		for src.NextInto(&p) == nil {
+			b.owner(&p)
+			byHash[shard.Of(&p, n)] += uint64(len(p.Payload)) + perPacketLoad
+		}
+		src.Close()
+		t.Logf("%d workers: dealt %v (skew %.2f), shard.Hash %v (skew %.2f)", n, b.load[:n], skew(b.load[:n]), byHash[:n], skew(byHash[:n]))
+		// Each worker gets 8/N connections; what skew is left comes from
+		// their sizes, which vary more in a small workload.
+		limit := map[int]float64{2: 1.15, 3: 1.5, 4: 1.5}[n]
+		if s := skew(b.load[:n]); s > skew(byHash[:n]) || (!testing.Short() && s > limit) {
+			t.Errorf("%d workers: loads %v, skew %.2f (limit %.2f)", n, b.load[:n], s, limit)
+		}
+	}
+}
+
+// skew is the most loaded worker's load over the least loaded's.
+func skew(loads []uint64) float64 {
+	lo, hi := loads[0], loads[0]
+	for _, l := range loads {
+		lo, hi = min(lo, l), max(hi, l)
+	}
+	return float64(hi) / float64(max(lo, 1))
 }
