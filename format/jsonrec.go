@@ -22,6 +22,7 @@ type JSONWriter struct {
 	tsSec  int64
 	tsText []byte // "2006-01-02T15:04:05." of second tsSec
 	tsOK   bool
+	addrs  addrCache
 }
 
 // Append appends r's JSON object (without a newline) to dst.
@@ -60,19 +61,19 @@ func fastFPDU(r *flows.Record) bool {
 // head writes the keys every record starts with (AppendFields).
 func (w *JSONWriter) head(dst []byte, r *flows.Record, typ string) []byte {
 	dst = append(dst, `{"v":`...)
-	dst = strconv.AppendUint(dst, SchemaVersion, 10)
+	dst = appendUint(dst, SchemaVersion)
 	dst = append(dst, `,"type":"`...)
 	dst = append(dst, typ...)
 	dst = append(dst, `","frame":`...)
-	dst = strconv.AppendUint(dst, r.Frame, 10)
+	dst = appendUint(dst, r.Frame)
 	dst = append(dst, `,"ts":"`...)
 	dst = w.appendTS(dst, r.TS)
 	dst = append(dst, `","conn":`...)
-	dst = strconv.AppendUint(dst, uint64(r.Conn), 10)
+	dst = appendUint(dst, uint64(r.Conn))
 	dst = append(dst, `,"src":`...)
-	dst = appendAddrPort(dst, r.Src)
+	dst = w.addrs.append(dst, r.Src)
 	dst = append(dst, `,"dst":`...)
-	dst = appendAddrPort(dst, r.Dst)
+	dst = w.addrs.append(dst, r.Dst)
 	dst = append(dst, `,"dir":"`...)
 	dst = append(dst, r.Dir.String()...)
 	return append(dst, '"')
@@ -109,27 +110,13 @@ func (w *JSONWriter) appendTS(dst []byte, t time.Time) []byte {
 	return append(dst, 'Z')
 }
 
-func appendKeyUint(dst []byte, key string, v uint64) []byte {
-	dst = append(dst, ',', '"')
-	dst = append(dst, key...)
-	dst = append(dst, '"', ':')
-	return strconv.AppendUint(dst, v, 10)
-}
-
-func appendKeyBool(dst []byte, key string, v bool) []byte {
-	dst = append(dst, ',', '"')
-	dst = append(dst, key...)
-	dst = append(dst, '"', ':')
-	return strconv.AppendBool(dst, v)
-}
-
 func appendFrames(dst []byte, frames []uint64) []byte {
 	dst = append(dst, `,"frames":[`...)
 	for i, f := range frames {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = strconv.AppendUint(dst, f, 10)
+		dst = appendUint(dst, f)
 	}
 	return append(dst, ']')
 }
@@ -138,11 +125,11 @@ func appendFrames(dst []byte, frames []uint64) []byte {
 func (w *JSONWriter) fpdu(dst []byte, r *flows.Record) []byte {
 	f := r.FPDU
 	dst = w.head(dst, r, "fpdu")
-	dst = appendKeyUint(dst, "seq", uint64(f.Seq))
-	dst = appendKeyUint(dst, "len", uint64(f.Len))
+	dst = appendKV(dst, `,"seq":`, uint64(f.Seq))
+	dst = appendKV(dst, `,"len":`, uint64(f.Len))
 	dst = appendFrames(dst, f.Frames)
-	dst = appendKeyUint(dst, "mpa.ulpdu_len", uint64(f.ULPDULen))
-	dst = appendKeyUint(dst, "mpa.pad", uint64(f.Pad))
+	dst = appendKV(dst, `,"mpa.ulpdu_len":`, uint64(f.ULPDULen))
+	dst = appendKV(dst, `,"mpa.pad":`, uint64(f.Pad))
 	if len(f.Markers) > 0 {
 		dst = append(dst, `,"mpa.markers":[`...)
 		for i, m := range f.Markers {
@@ -150,48 +137,48 @@ func (w *JSONWriter) fpdu(dst []byte, r *flows.Record) []byte {
 				dst = append(dst, ',')
 			}
 			dst = append(dst, `{"seq":`...)
-			dst = strconv.AppendUint(dst, uint64(m.Seq), 10)
-			dst = appendKeyUint(dst, "fpduptr", uint64(m.FPDUPtr))
-			dst = appendKeyBool(dst, "ok", m.OK)
+			dst = appendUint(dst, uint64(m.Seq))
+			dst = appendKV(dst, `,"fpduptr":`, uint64(m.FPDUPtr))
+			dst = appendKB(dst, `,"ok":`, m.OK)
 			dst = append(dst, '}')
 		}
 		dst = append(dst, ']')
 	}
-	dst = appendKeyUint(dst, "mpa.crc", uint64(f.CRC))
+	dst = appendKV(dst, `,"mpa.crc":`, uint64(f.CRC))
 	dst = append(dst, `,"mpa.crc_status":"`...)
 	dst = append(dst, f.CRCStatus.String()...)
 	dst = append(dst, '"')
 	if f.SegOK {
 		s := &f.Seg
 		h := s.DDP
-		dst = appendKeyBool(dst, "ddp.t", h.T)
-		dst = appendKeyBool(dst, "ddp.l", h.L)
-		dst = appendKeyUint(dst, "ddp.dv", uint64(h.DV))
+		dst = appendKB(dst, `,"ddp.t":`, h.T)
+		dst = appendKB(dst, `,"ddp.l":`, h.L)
+		dst = appendKV(dst, `,"ddp.dv":`, uint64(h.DV))
 		if h.Rsvd != 0 {
-			dst = appendKeyUint(dst, "ddp.rsvd", uint64(h.Rsvd))
+			dst = appendKV(dst, `,"ddp.rsvd":`, uint64(h.Rsvd))
 		}
 		if h.T {
-			dst = appendKeyUint(dst, "ddp.stag", uint64(h.STag))
-			dst = appendKeyUint(dst, "ddp.to", h.TO)
+			dst = appendKV(dst, `,"ddp.stag":`, uint64(h.STag))
+			dst = appendKV(dst, `,"ddp.to":`, h.TO)
 		} else {
-			dst = appendKeyUint(dst, "ddp.qn", uint64(h.QN))
-			dst = appendKeyUint(dst, "ddp.msn", uint64(h.MSN))
-			dst = appendKeyUint(dst, "ddp.mo", uint64(h.MO))
+			dst = appendKV(dst, `,"ddp.qn":`, uint64(h.QN))
+			dst = appendKV(dst, `,"ddp.msn":`, uint64(h.MSN))
+			dst = appendKV(dst, `,"ddp.mo":`, uint64(h.MO))
 		}
-		dst = appendKeyUint(dst, "rdmap.rv", uint64(s.RV))
-		dst = appendKeyUint(dst, "rdmap.opcode", uint64(s.Opcode))
+		dst = appendKV(dst, `,"rdmap.rv":`, uint64(s.RV))
+		dst = appendKV(dst, `,"rdmap.opcode":`, uint64(s.Opcode))
 		dst = append(dst, `,"rdmap.name":`...)
 		dst = appendJSONString(dst, s.Opcode.String())
 		if s.Rsvd != 0 {
-			dst = appendKeyUint(dst, "rdmap.rsvd", uint64(s.Rsvd))
+			dst = appendKV(dst, `,"rdmap.rsvd":`, uint64(s.Rsvd))
 		}
 		switch s.Opcode {
 		case rdmap.OpSendInvalidate, rdmap.OpSendSEInvalidate:
-			dst = appendKeyUint(dst, "rdmap.inval_stag", uint64(s.InvalSTag))
+			dst = appendKV(dst, `,"rdmap.inval_stag":`, uint64(s.InvalSTag))
 		case rdmap.OpImmediate, rdmap.OpImmediateSE:
-			dst = appendKeyUint(dst, "rdmap.immediate", s.Immediate)
+			dst = appendKV(dst, `,"rdmap.immediate":`, s.Immediate)
 		}
-		dst = appendKeyUint(dst, "payload_len", uint64(f.PayloadLen))
+		dst = appendKV(dst, `,"payload_len":`, uint64(f.PayloadLen))
 	}
 	return append(dst, '}')
 }
@@ -200,22 +187,22 @@ func (w *JSONWriter) fpdu(dst []byte, r *flows.Record) []byte {
 func (w *JSONWriter) message(dst []byte, r *flows.Record) []byte {
 	m := r.Message
 	dst = w.head(dst, r, "message")
-	dst = appendKeyUint(dst, "opcode", uint64(m.Opcode))
+	dst = appendKV(dst, `,"opcode":`, uint64(m.Opcode))
 	dst = append(dst, `,"name":`...)
 	dst = appendJSONString(dst, m.Opcode.String())
-	dst = appendKeyUint(dst, "segments", uint64(m.Segments))
-	dst = appendKeyUint(dst, "length", m.Length)
-	dst = appendKeyUint(dst, "first_frame", m.FirstFrame)
-	dst = appendKeyUint(dst, "last_frame", m.LastFrame)
+	dst = appendKV(dst, `,"segments":`, uint64(m.Segments))
+	dst = appendKV(dst, `,"length":`, m.Length)
+	dst = appendKV(dst, `,"first_frame":`, m.FirstFrame)
+	dst = appendKV(dst, `,"last_frame":`, m.LastFrame)
 	if m.Tagged {
-		dst = appendKeyUint(dst, "stag", uint64(m.STag))
-		dst = appendKeyUint(dst, "to", m.TO)
+		dst = appendKV(dst, `,"stag":`, uint64(m.STag))
+		dst = appendKV(dst, `,"to":`, m.TO)
 	} else {
-		dst = appendKeyUint(dst, "qn", uint64(m.QN))
-		dst = appendKeyUint(dst, "msn", uint64(m.MSN))
+		dst = appendKV(dst, `,"qn":`, uint64(m.QN))
+		dst = appendKV(dst, `,"msn":`, uint64(m.MSN))
 	}
 	if m.Opcode == rdmap.OpReadResponse && m.RequestFrame != 0 {
-		dst = appendKeyUint(dst, "request_frame", m.RequestFrame)
+		dst = appendKV(dst, `,"request_frame":`, m.RequestFrame)
 		dst = append(dst, `,"latency_ns":`...)
 		dst = strconv.AppendInt(dst, int64(m.Latency), 10)
 	}
