@@ -237,15 +237,15 @@ func (w *ChunkWalker) WalkOwned(ch Chunk, own []uint8, offs []int32, me uint8, f
 	}
 }
 
-// Owners appends to own, for every record of ch, the owner that of gives
-// its packet (of sees Kind, Src and Dst only; the other fields may hold
-// another record's values), and to offs the record's offset in ch.Data.
-// It is Walk made cheap for the common frame: Ethernet/IPv4/TCP headers
-// are read straight from the record (fastTCP4) without building the rest
-// of the Packet.
-func (w *ChunkWalker) Owners(ch Chunk, own []uint8, offs []int32, of func(p *Packet) uint8) ([]uint8, []int32) {
+// Owners appends to own, for every record of ch, the worker of its packet
+// that of gives, and to offs the record's offset in ch.Data. It is Walk
+// made cheap: the Ethernet/IPv4/TCP frames that fastTCP4 accepts go to
+// of.OwnerTCP4 with their endpoints read straight from the octets, and
+// only the other frames are decoded (of.Owner sees Kind, Src, Dst and
+// Payload; the other fields may hold another record's values).
+func (w *ChunkWalker) Owners(ch Chunk, own []uint8, offs []int32, of Owner) ([]uint8, []int32) {
 	b := ch.Data
-	eth := w.pr.link == layers.LinkTypeEthernet
+	ethernet := w.pr.link == layers.LinkTypeEthernet
 	p := &w.p
 	for i := 0; i < ch.N; i++ {
 		if len(b) < pcapRecordHdrSize {
@@ -256,18 +256,21 @@ func (w *ChunkWalker) Owners(ch Chunk, own []uint8, offs []int32, of func(p *Pac
 		data := b[pcapRecordHdrSize:n:n]
 		offs = append(offs, int32(len(ch.Data)-len(b)))
 		b = b[n:]
-		// fastTCP4 sets Kind, Src and Dst when it accepts the frame, so
-		// the Packet is cleared only for the others.
-		p.WireLen = int(wirelen)
-		switch {
-		case caplen > wirelen:
+		if caplen <= wirelen && ethernet {
+			if length, doff, ok := fastTCP4Lengths(data); ok {
+				ip := data[eth:]
+				own = append(own, of.OwnerTCP4([4]byte(ip[12:16]), [4]byte(ip[16:20]),
+					binary.BigEndian.Uint16(ip[20:22]), binary.BigEndian.Uint16(ip[22:24]), length-20-doff))
+				continue
+			}
+		}
+		if caplen > wirelen {
 			*p = Packet{Kind: KindBad, WireLen: int(wirelen), Data: data}
-		case eth && fastTCP4(p, data):
-		default:
+		} else {
 			*p = Packet{WireLen: int(wirelen), Data: data}
 			w.dec.decode(p, w.pr.link)
 		}
-		own = append(own, of(p))
+		own = append(own, of.Owner(p))
 	}
 	return own, offs
 }

@@ -3,7 +3,9 @@ package capture
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
@@ -37,6 +39,55 @@ func chunkFrames(t testing.TB, path string) ([]string, string, bool) {
 	}
 }
 
+// testOwner notes what Owners shows it of every record, and deals the
+// records by source port, payload length and kind.
+type testOwner struct {
+	n    int
+	seen []string
+}
+
+func ownerView(k Kind, src, dst netip.AddrPort, payload int) string {
+	return fmt.Sprintf("%d %s %s %d", k, src, dst, payload)
+}
+
+func (o *testOwner) Owner(p *Packet) uint8 {
+	o.seen = append(o.seen, ownerView(p.Kind, p.Src, p.Dst, len(p.Payload)))
+	return uint8((int(p.Src.Port()) + len(p.Payload) + int(p.Kind)) % o.n)
+}
+
+func (o *testOwner) OwnerTCP4(src, dst [4]byte, sport, dport uint16, payload int) uint8 {
+	ownedTCP4++
+	p := Packet{Kind: KindTCP, Src: netip.AddrPortFrom(netip.AddrFrom4(src), sport),
+		Dst: netip.AddrPortFrom(netip.AddrFrom4(dst), dport), Payload: make([]byte, payload)}
+	return o.Owner(&p)
+}
+
+// ownedTCP4 counts the records of all checkOwned calls that took the
+// OwnerTCP4 path.
+var ownedTCP4 int
+
+// TestChunksBundled: every bundled pcap reads in chunks as a Source reads
+// it, and Owners and WalkOwned agree with Walk on it (checkOwned), through
+// both of Owners' paths.
+func TestChunksBundled(t *testing.T) {
+	files, _ := filepath.Glob("../testdata/*/*.pcap")
+	before, chunked := ownedTCP4, 0
+	for _, f := range files {
+		got, gerr, ok := chunkFrames(t, f)
+		if !ok {
+			continue
+		}
+		chunked++
+		want, werr := sourceFrames(t, f)
+		if gerr != werr || len(got) != len(want) {
+			t.Fatalf("%s: chunks %d %q, source %d %q", f, len(got), gerr, len(want), werr)
+		}
+	}
+	if chunked < 20 || ownedTCP4-before < 1000 {
+		t.Fatalf("%d files read in chunks, %d records through OwnerTCP4", chunked, ownedTCP4-before)
+	}
+}
+
 // checkOwned checks Owners and WalkOwned on ch against want, Walk's lines
 // for its records: Owners hands of what Walk decodes (Kind, Src, Dst and
 // Payload), and the owners' WalkOwned walks, put together by frame, give
@@ -44,12 +95,9 @@ func chunkFrames(t testing.TB, path string) ([]string, string, bool) {
 func checkOwned(t testing.TB, cr *ChunkReader, ch Chunk, want []string) {
 	t.Helper()
 	const n = 3
-	var seen []string
-	of := func(p *Packet) uint8 {
-		seen = append(seen, string(rune(p.Kind))+p.Src.String()+p.Dst.String()+"|"+string(p.Payload))
-		return uint8((int(p.Src.Port()) + len(p.Payload) + int(p.Kind)) % n)
-	}
+	of := &testOwner{n: n}
 	own, offs := cr.Walker().Owners(ch, nil, nil, of)
+	seen := of.seen
 	if len(own) != ch.N || len(offs) != ch.N || len(seen) != ch.N || len(want) != ch.N {
 		t.Fatalf("Owners: %d owners, %d offsets, %d calls for %d records (Walk: %d)", len(own), len(offs), len(seen), ch.N, len(want))
 	}
@@ -62,7 +110,7 @@ func checkOwned(t testing.TB, cr *ChunkReader, ch Chunk, want []string) {
 				t.Fatalf("WalkOwned(%d): frame %d (first %d), owner %d", me, p.Frame, ch.First, own[min(max(i, 0), ch.N-1)])
 			}
 			got[i] = frameLine(p)
-			if v := string(rune(p.Kind)) + p.Src.String() + p.Dst.String() + "|" + string(p.Payload); v != seen[i] {
+			if v := ownerView(p.Kind, p.Src, p.Dst, len(p.Payload)); v != seen[i] {
 				t.Fatalf("frame %d: Owners saw %q, Walk decodes %q", p.Frame, seen[i], v)
 			}
 		})

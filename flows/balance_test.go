@@ -33,7 +33,7 @@ func TestBalancer(t *testing.T) {
 		for port := 41000; port < 41008; port++ {
 			pk := tcpPacket(client(port), srv, 0) // the SYN
 			byHash[shard.Hash(pk.Src, pk.Dst)%2]++
-			dealt[b.owner(pk)]++
+			dealt[b.Owner(pk)]++
 		}
 		if byHash != [2]int{5, 3} {
 			t.Fatalf("shard.Hash split %v; the test's premise changed", byHash)
@@ -50,7 +50,7 @@ func TestBalancer(t *testing.T) {
 			for port := 40000; port < 40020; port++ {
 				a := tcpPacket(client(port), srv, round*port%1500)
 				r := tcpPacket(srv, client(port), 0)
-				wa, wr := b.owner(a), b.owner(r)
+				wa, wr := b.Owner(a), b.Owner(r)
 				if wa != wr {
 					t.Fatalf("port %d: worker %d one way, %d the other", port, wa, wr)
 				}
@@ -75,7 +75,7 @@ func TestBalancer(t *testing.T) {
 			}
 			pairs++
 			b := balancer{n: 2}
-			if b.owner(a) == b.owner(c) {
+			if b.Owner(a) == b.Owner(c) {
 				t.Fatalf("ports %d and %d share a worker", p, p+1)
 			}
 		}
@@ -88,17 +88,17 @@ func TestBalancer(t *testing.T) {
 			{Kind: capture.KindOther},
 			{Kind: capture.KindBad},
 		} {
-			if w := b.owner(pk); w != 0 {
+			if w := b.Owner(pk); w != 0 {
 				t.Fatalf("%v: worker %d", pk.Kind, w)
 			}
 		}
 		// The non-TCP load counts on worker 0: the next connection
 		// goes elsewhere.
-		if w := b.owner(tcpPacket(client(1), srv, 0)); w == 0 {
+		if w := b.Owner(tcpPacket(client(1), srv, 0)); w == 0 {
 			t.Fatalf("a connection went to worker 0, which has the load")
 		}
 		one := balancer{n: 1}
-		if w := one.owner(tcpPacket(client(1), srv, 100)); w != 0 {
+		if w := one.Owner(tcpPacket(client(1), srv, 100)); w != 0 {
 			t.Fatalf("one worker: %d", w)
 		}
 	})
@@ -106,12 +106,12 @@ func TestBalancer(t *testing.T) {
 	t.Run("least load", func(t *testing.T) {
 		b := balancer{n: 2}
 		big := tcpPacket(client(1), srv, 60000)
-		w := b.owner(big)
-		b.owner(big)
+		w := b.Owner(big)
+		b.Owner(big)
 		// Two new connections both go to the other worker until the
 		// loads cross.
 		for p := 2; p < 4; p++ {
-			if v := b.owner(tcpPacket(client(p), srv, 100)); v == w {
+			if v := b.Owner(tcpPacket(client(p), srv, 100)); v == w {
 				t.Fatalf("connection %d joined the loaded worker %d", p, w)
 			}
 		}
@@ -144,7 +144,7 @@ func TestBalancerPerfWorkload(t *testing.T) {
 		var byHash [MaxWorkers]uint64
 		var p capture.Packet
 		for src.NextInto(&p) == nil {
-			b.owner(&p)
+			b.Owner(&p)
 			byHash[shard.Of(&p, n)] += uint64(len(p.Payload)) + perPacketLoad
 		}
 		src.Close()

@@ -251,7 +251,7 @@ func (p *Parallel) Packet(pk *capture.Packet) {
 	if p.closed {
 		return
 	}
-	w := int(p.bal.owner(pk))
+	w := int(p.bal.Owner(pk))
 	b := p.cur[w]
 	m := pmeta{
 		frame: pk.Frame, sec: pk.TS.Unix(), nsec: int32(pk.TS.Nanosecond()),
@@ -573,7 +573,7 @@ func (p *Parallel) DecodeChunks(ctx context.Context, cr *capture.ChunkReader) (u
 			break
 		}
 		n += uint64(ch.N)
-		own, offs := ow.Owners(ch, make([]uint8, 0, ch.N), make([]int32, 0, ch.N), p.bal.owner)
+		own, offs := ow.Owners(ch, make([]uint8, 0, ch.N), make([]int32, 0, ch.N), &p.bal)
 		p.owners <- pinfo{own: own, buf: ch.Data[:0]}
 		for _, w := range p.workers {
 			b := <-w.free
