@@ -469,9 +469,14 @@ func (p *Parallel) merge() {
 			w := int(w8)
 			k := step[w]
 			step[w]++
-			take(w, uint32(k))
+			if recs := rounds[w].recs; next[w] < len(recs) && recs[next[w]].pkt <= uint32(k) {
+				take(w, uint32(k))
+			}
 			st := rounds[w].steps[k]
 			pend[w] = st.pend
+			if q.len() == 0 {
+				continue // most packets under -q: nothing held
+			}
 			limit := st.frame + 1
 			for _, f := range pend {
 				limit = min(limit, f)
