@@ -45,6 +45,10 @@ cmds=("$dir/iwarpdump -r $pcap -q -z conn" "$dir/iwarpdump -r $pcap -T jsonl"
 	"$dir/iwarpdump -j 2 -r $pcap -q -z conn" "$dir/iwarpdump -j 2 -r $pcap -T jsonl"
 	"$dir/baseline $pcap" "tshark -r $pcap -T fields -e iwarp_rdma.opcode")
 declare -A times rss secs
+# Hypervisor steal (/proc/stat, Linux): time the VM wanted a CPU and the
+# host ran something else. A run with much of it compares badly with others.
+steal() { awk '/^cpu / {t = 0; for (i = 2; i <= NF; i++) t += $i; print $9, t}' /proc/stat 2>/dev/null || echo "0 0"; }
+read -r st0 tot0 < <(steal)
 for _ in $(seq "$runs"); do
 	for i in "${!names[@]}"; do
 		read -r -a cmd <<< "${cmds[$i]}"
@@ -66,6 +70,26 @@ awk -v q1="${secs[iwarpdump -q -z conn]}" -v q2="${secs[iwarpdump -j 2 -q -z con
 	-v j1="${secs[iwarpdump -T jsonl]}" -v j2="${secs[iwarpdump -j 2 -T jsonl]}" \
 	-v b="${secs[baseline (gopacket read+TCP+CRC32c)]}" \
 	'BEGIN {printf "2 workers vs 1: -q -z conn %.2fx, -T jsonl %.2fx; -q -z conn takes %.2fx the baseline time\n", q1/q2, j1/j2, q1/b}'
+# The same ratios round by round: the two commands of a round ran a few
+# seconds apart, so a VM whose speed drifts skews them less than the medians.
+awk -v q1="${times[0]}" -v j1="${times[1]}" -v q2="${times[2]}" -v j2="${times[3]}" -v b="${times[4]}" '
+function med(s,   a, n, i, j, t) {
+	n = split(s, a, " ")
+	for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
+	lo = a[1]; hi = a[n]
+	return a[int((n + 1) / 2)]
+}
+function ratios(x, y,   a, c, n, i, s) {
+	n = split(x, a, " "); split(y, c, " ")
+	for (i = 1; i <= n; i++) s = s " " a[i] / c[i]
+	m = med(s)
+	return sprintf("%.2fx (%.2f-%.2f)", m, lo, hi)
+}
+BEGIN {
+	printf "round by round, median (range): 2 workers vs 1: -q -z conn %s, -T jsonl %s; -q -z conn / baseline %s\n", ratios(q1, q2), ratios(j1, j2), ratios(q1, b)
+}'
+read -r st1 tot1 < <(steal)
+awk -v s="$((st1 - st0))" -v t="$((tot1 - tot0))" 'BEGIN {if (t > 0) printf "hypervisor steal during the runs: %.1f%% of CPU time\n", 100 * s / t}'
 h1=$("$dir/iwarpdump" -r "$pcap" -T jsonl | sha256sum | cut -c1-16)
 h2=$("$dir/iwarpdump" -j 2 -r "$pcap" -T jsonl | sha256sum | cut -c1-16)
 if [ "$h1" = "$h2" ]; then echo "-T jsonl output with -j 2 identical to -j 1 (sha256 $h1...)"; else echo "-j 2 OUTPUT DIFFERS: $h1 vs $h2"; exit 1; fi
