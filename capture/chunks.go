@@ -184,26 +184,33 @@ func (w *ChunkWalker) Walk(ch Chunk, fn func(p *Packet)) {
 	w.br.b = ch.Data
 	w.pr.reset(&w.br, 0)
 	w.pr.win = ch.Data
-	frame := ch.First
 	for i := 0; i < ch.N; i++ {
-		// One Packet for the walk: fn is a function value, so a local
-		// one would escape, an allocation per record.
-		p := &w.p
-		*p = Packet{}
-		link, _, err := w.pr.read(p)
-		if err != nil {
+		p, ok := w.next(ch.First + uint64(i))
+		if !ok {
 			return // cannot happen: Next checked every record
 		}
-		p.Frame = frame
-		switch { // as in Source.NextInto
-		case p.Kind != 0:
-		case link == layers.LinkTypeEthernet && !w.dec.noFast && fastTCP4(p, p.Data):
-		default:
-			w.dec.decode(p, link)
-		}
 		fn(p)
-		frame++
 	}
+}
+
+// next reads and decodes the reader's next record, whole in its window, as
+// frame; the Packet is the walker's own (fn is a function value, so a
+// local one would escape, an allocation per record).
+func (w *ChunkWalker) next(frame uint64) (*Packet, bool) {
+	p := &w.p
+	*p = Packet{}
+	link, _, err := w.pr.read(p)
+	if err != nil {
+		return nil, false
+	}
+	p.Frame = frame
+	switch { // as in Source.NextInto
+	case p.Kind != 0:
+	case link == layers.LinkTypeEthernet && !w.dec.noFast && fastTCP4(p, p.Data):
+	default:
+		w.dec.decode(p, link)
+	}
+	return p, true
 }
 
 // WalkOwned is Walk over the records of ch whose owner in own is me, with
@@ -220,18 +227,9 @@ func (w *ChunkWalker) WalkOwned(ch Chunk, own []uint8, offs []int32, me uint8, f
 		// (a bad record) from the peeker, which starts there too.
 		w.br.b = ch.Data[offs[i]:]
 		w.pr.win, w.pr.pos = w.br.b, 0
-		p := &w.p
-		*p = Packet{}
-		link, _, err := w.pr.read(p)
-		if err != nil {
+		p, ok := w.next(ch.First + uint64(i))
+		if !ok {
 			return // cannot happen: Next checked every record
-		}
-		p.Frame = ch.First + uint64(i)
-		switch { // as in Source.NextInto
-		case p.Kind != 0:
-		case link == layers.LinkTypeEthernet && !w.dec.noFast && fastTCP4(p, p.Data):
-		default:
-			w.dec.decode(p, link)
 		}
 		fn(p)
 	}
