@@ -2,7 +2,7 @@ package flows
 
 import (
 	"math/rand/v2"
-	"sort"
+	"slices"
 	"testing"
 )
 
@@ -15,9 +15,10 @@ func TestOrderQueue(t *testing.T) {
 		var q orderQueue
 		var held []*Record
 		var order, frame uint64
+		// The reference: held is kept sorted (binary insertion), so the
+		// record popped must be its first.
 		check := func(r *Record) {
 			t.Helper()
-			sort.Slice(held, func(i, j int) bool { return recLess(held[i], held[j]) })
 			if held[0] != r {
 				t.Fatalf("seed %d: popped frame %d order %d, want frame %d order %d", seed, r.Frame, r.order, held[0].Frame, held[0].order)
 			}
@@ -37,7 +38,13 @@ func TestOrderQueue(t *testing.T) {
 				order++
 				r := &Record{Frame: f, order: order}
 				q.push(r)
-				held = append(held, r)
+				at, _ := slices.BinarySearchFunc(held, r, func(a, b *Record) int {
+					if recLess(a, b) {
+						return -1
+					}
+					return 1 // never equal: order is unique
+				})
+				held = slices.Insert(held, at, r)
 			default:
 				if q.len() != len(held) {
 					t.Fatalf("seed %d: len %d, want %d", seed, q.len(), len(held))
