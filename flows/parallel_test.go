@@ -295,3 +295,36 @@ func TestDecodeChunksSameOutput(t *testing.T) {
 		t.Fatalf("only %d files were read in chunks", chunkedFiles)
 	}
 }
+
+// FuzzParallel: any pcap file decodes to the same records, packet count and
+// damage error with 2 and 3 workers, fed packet by packet (the balancer,
+// the batches and the merge) or reading the file in shared chunks (the
+// owners and offsets the reader notes, WalkOwned), as with one Decoder.
+func FuzzParallel(f *testing.F) {
+	files, _ := filepath.Glob("../testdata/*/*.pcap")
+	for _, p := range files {
+		if b, err := os.ReadFile(p); err == nil && len(b) < 16<<10 {
+			f.Add(b)
+		}
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 64<<10 {
+			return
+		}
+		path := filepath.Join(dir, "f.pcap")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want, wn, werr := sequential(t, path, 0)
+		for _, w := range []int{2, 3} {
+			if got, gn, gerr, ok := chunked(t, path, w, 0); ok && (gn != wn || gerr != werr || !bytes.Equal(got, want)) {
+				t.Fatalf("%d workers, chunks: %d packets, error %q; sequential %d, %q; same records %v", w, gn, gerr, wn, werr, bytes.Equal(got, want))
+			}
+		}
+		pkts := testutil.ReadPackets(data)
+		for _, w := range []int{2, 3} {
+			sameLines(t, fmt.Sprintf("%d workers, packets", w), jsonlOf(t, pkts, w, w == 3), jsonlOf(t, pkts, 0, false))
+		}
+	})
+}
