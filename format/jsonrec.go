@@ -13,8 +13,9 @@ import (
 // AppendJSON(Fields(r)) (a test holds the two together over every bundled
 // capture), faster: the FPDU and message records that make up almost all
 // of a capture are written straight from the record, without building the
-// generic key/value list, and timestamps reuse the text of the second they
-// fall in. Other records, and FPDUs that carry findings, a Read Request or
+// generic key/value list, numbers are written in place (digits.go),
+// timestamps reuse the text of the second they fall in, and endpoints the
+// text of their last appearance. Other records, and FPDUs that carry findings, a Read Request or
 // a Terminate, go through Fields. The keys are the field registry's names,
 // as in fields.go. A JSONWriter is not safe for concurrent use.
 type JSONWriter struct {
