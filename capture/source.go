@@ -21,15 +21,19 @@ const LinkTypeUnknown layers.LinkType = 0xffff
 // both byte orders, for microsecond and nanosecond timestamps, the pcapng
 // Section Header Block type, Kuznetzov's modified pcap and gzip.
 const (
-	magicPcapMicroBE  = 0xa1b2c3d4
-	magicPcapMicroLE  = 0xd4c3b2a1
-	magicPcapNanoBE   = 0xa1b23c4d
-	magicPcapNanoLE   = 0x4d3cb2a1
-	magicModifiedBE   = 0xa1b2cd34
-	magicModifiedLE   = 0x34cdb2a1
-	magicPcapngSHB    = 0x0a0d0d0a
-	gzipID1, gzipID2  = 0x1f, 0x8b
-	readerBufferSize  = 1 << 20 // > MaxRecordLength: pcap records are read in place
+	magicPcapMicroBE = 0xa1b2c3d4
+	magicPcapMicroLE = 0xd4c3b2a1
+	magicPcapNanoBE  = 0xa1b23c4d
+	magicPcapNanoLE  = 0x4d3cb2a1
+	magicModifiedBE  = 0xa1b2cd34
+	magicModifiedLE  = 0x34cdb2a1
+	magicPcapngSHB   = 0x0a0d0d0a
+	gzipID1, gzipID2 = 0x1f, 0x8b
+	// readerBufferSize exceeds MaxRecordLength (pcap records are read in
+	// place) and is small enough to stay in a core's L2 cache beside the
+	// decoder's state: -q on the issue 6 workload ran about 7 % faster
+	// with 512 KiB than with 1 MiB (median of 21 interleaved rounds).
+	readerBufferSize  = 1 << 19
 	pcapRecordHdrSize = 16
 )
 
