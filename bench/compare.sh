@@ -12,6 +12,10 @@
 #   baseline                  read + Ethernet/IP/TCP decode (gopacket) + CRC32c of every payload octet
 # and first the machine's parallel ceiling (bench/ceiling: the speed-up of a
 # CPU-bound loop on 2 goroutines), the most any 2-worker ratio can show.
+# Each round also runs two `iwarpdump -q -z conn` processes side by side:
+# two decoders that share nothing but the machine (caches, memory, the
+# host's other tenants). Their throughput over one decoder's is the most a
+# 2-worker decode of this workload can reach here, nearer than the ceiling.
 # Needs tshark and GNU time (/usr/bin/time). Usage: bench/compare.sh [SIZE] [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,10 +44,19 @@ printf '%-38s %8s %10s %12s %10s\n' command seconds MB/s "peak RSS" "vs tshark"
 # whose speed drifts (a shared VM) skews every command alike; the median of
 # the rounds is shown. Peak RSS is the maximum over the rounds.
 names=("iwarpdump -q -z conn" "iwarpdump -T jsonl" "iwarpdump -j 2 -q -z conn" "iwarpdump -j 2 -T jsonl"
-	"baseline (gopacket read+TCP+CRC32c)" "tshark -T fields -e iwarp_rdma.opcode")
+	"baseline (gopacket read+TCP+CRC32c)" "tshark -T fields -e iwarp_rdma.opcode" "pair")
+cat > "$dir/pair.sh" <<'PAIR'
+#!/usr/bin/env bash
+# pair.sh CMD...: runs CMD twice side by side; fails if either fails.
+"$@" & a=$!
+"$@" & b=$!
+wait $a && wait $b
+PAIR
+chmod +x "$dir/pair.sh"
 cmds=("$dir/iwarpdump -r $pcap -q -z conn" "$dir/iwarpdump -r $pcap -T jsonl"
 	"$dir/iwarpdump -j 2 -r $pcap -q -z conn" "$dir/iwarpdump -j 2 -r $pcap -T jsonl"
-	"$dir/baseline $pcap" "tshark -r $pcap -T fields -e iwarp_rdma.opcode")
+	"$dir/baseline $pcap" "tshark -r $pcap -T fields -e iwarp_rdma.opcode"
+	"$dir/pair.sh $dir/iwarpdump -r $pcap -q -z conn")
 declare -A times rss secs
 # Hypervisor steal (/proc/stat, Linux): time the VM wanted a CPU and the
 # host ran something else. A run with much of it compares badly with others.
@@ -63,6 +76,7 @@ for i in "${!names[@]}"; do
 done
 tsh_s=${secs[tshark -T fields -e iwarp_rdma.opcode]}
 for i in "${!names[@]}"; do
+	[ "${names[$i]}" = pair ] && continue
 	awk -v n="${names[$i]}" -v s="${secs[${names[$i]}]}" -v m="${rss[$i]}" -v b="$bytes" -v t="$tsh_s" \
 		'BEGIN {printf "%-38s %8.2f %10.0f %8.0f MiB %9.1fx\n", n, s, b/1e6/s, m/1024, t/s}'
 done
@@ -72,7 +86,7 @@ awk -v q1="${secs[iwarpdump -q -z conn]}" -v q2="${secs[iwarpdump -j 2 -q -z con
 	'BEGIN {printf "2 workers vs 1: -q -z conn %.2fx, -T jsonl %.2fx; -q -z conn takes %.2fx the baseline time\n", q1/q2, j1/j2, q1/b}'
 # The same ratios round by round: the two commands of a round ran a few
 # seconds apart, so a VM whose speed drifts skews them less than the medians.
-awk -v q1="${times[0]}" -v j1="${times[1]}" -v q2="${times[2]}" -v j2="${times[3]}" -v b="${times[4]}" '
+awk -v q1="${times[0]}" -v j1="${times[1]}" -v q2="${times[2]}" -v j2="${times[3]}" -v b="${times[4]}" -v p="${times[6]}" '
 function med(s,   a, n, i, j, t) {
 	n = split(s, a, " ")
 	for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
@@ -87,6 +101,9 @@ function ratios(x, y,   a, c, n, i, s) {
 }
 BEGIN {
 	printf "round by round, median (range): 2 workers vs 1: -q -z conn %s, -T jsonl %s; -q -z conn / baseline %s\n", ratios(q1, q2), ratios(j1, j2), ratios(q1, b)
+	# The pair decodes the file twice: per file, it took half its time.
+	n = split(p, a, " "); for (i = 1; i <= n; i++) half = half " " a[i] / 2
+	printf "two -q -z conn decodes side by side vs one: %s the throughput (the most 2 workers can reach here)\n", ratios(q1, half)
 }'
 read -r st1 tot1 < <(steal)
 awk -v s="$((st1 - st0))" -v t="$((tot1 - tot0))" 'BEGIN {if (t > 0) printf "hypervisor steal during the runs: %.1f%% of CPU time\n", 100 * s / t}'
