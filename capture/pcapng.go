@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"io"
+	"time"
 
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
@@ -47,6 +48,42 @@ type ngReader struct {
 	big   bool  // byte order of the current section
 	off   int64 // offset of the next block
 	links []layers.LinkType
+	// ifaces: what an Enhanced Packet Block needs of each interface of the
+	// current section, for readEPB; slow turns readEPB off (tests).
+	ifaces []ngIface
+	slow   bool
+}
+
+// ngIface is an interface's link type and timestamp scaling, worked out
+// from its description in pcapgo exactly as pcapgo's own NgReader works
+// them out when it converts a timestamp: the units per second (10^n or
+// 2^n, by if_tsresol, wrapping as pcapgo's does), the factors that turn
+// the fraction into nanoseconds, and if_tsoffset.
+type ngIface struct {
+	link                  layers.LinkType
+	units, up, down, secs uint64
+}
+
+func newNgIface(ifc pcapgo.NgInterface) ngIface {
+	f := ngIface{link: ifc.LinkType, secs: ifc.TimestampOffset, up: 1, down: 1}
+	res := ifc.TimestampResolution
+	if res == 0 {
+		res = 6
+	}
+	if res.Binary() {
+		f.units = 1 << res.Exponent()
+	} else {
+		f.units = 1
+		for range res.Exponent() {
+			f.units *= 10
+		}
+	}
+	if f.units < 1e9 {
+		f.up = 1e9 / max(f.units, 1)
+	} else {
+		f.down = f.units / 1e9
+	}
+	return f
 }
 
 func newNgReader(raw *bufio.Reader) (*ngReader, error) {
@@ -108,14 +145,55 @@ func (n *ngReader) linkType(iface int) layers.LinkType {
 // pcapgo; called after every non-packet block, the only ones that change
 // them.
 func (n *ngReader) refreshLinks() {
-	n.links = n.links[:0]
+	n.links, n.ifaces = n.links[:0], n.ifaces[:0]
 	for i := range n.r.NInterfaces() {
 		ifc, err := n.r.Interface(i)
 		if err != nil {
 			break
 		}
 		n.links = append(n.links, ifc.LinkType)
+		n.ifaces = append(n.ifaces, newNgIface(ifc))
 	}
+}
+
+// readEPB reads the Enhanced Packet Block of total length blen at the front
+// of raw in place, without pcapgo: its octets are the bufio buffer's, as a
+// pcap record's are (pcapReader), instead of being copied twice (into
+// pcapgo's reader, then its packet buffer). Most pcapng files hold nothing
+// else, so this is the pcapng read path; it read the issue 6 workload
+// about 4x as fast per packet as pcapgo (BenchmarkNextInto/pcapng).
+//
+// It takes only blocks pcapgo would read without error and reports what
+// pcapgo would report (TestNgInPlace and FuzzNgInPlace compare the two): a
+// block whose interface is not described, whose packet does not fit, or
+// that is larger than the buffer is left to pcapgo (ok false).
+func (n *ngReader) readEPB(p *Packet, blen uint32) (layers.LinkType, bool) {
+	if n.slow || blen < ngMinPktBlk || int(blen) > n.raw.Size() {
+		return 0, false
+	}
+	b, _ := n.raw.Peek(int(blen))
+	if len(b) < int(blen) {
+		return 0, false
+	}
+	iface := n.u32(b[8:12])
+	caplen := n.u32(b[20:24])
+	if uint64(iface) >= uint64(len(n.ifaces)) || caplen > MaxRecordLength || ngMinPktBlk+(caplen+3)&^3 > blen {
+		return 0, false
+	}
+	f := &n.ifaces[iface]
+	if f.units == 0 || f.down == 0 {
+		return 0, false
+	}
+	ts := uint64(n.u32(b[12:16]))<<32 | uint64(n.u32(b[16:20]))
+	p.TS = time.Unix(int64(ts/f.units+f.secs), int64(ts%f.units*f.up/f.down)).UTC()
+	p.Interface = int(iface)
+	p.CapLen, p.WireLen = int(caplen), int(n.u32(b[24:28]))
+	p.Data = b[ngPktHdr : ngPktHdr+caplen : ngPktHdr+caplen]
+	// The octets stay in the buffer until the next Peek refills it: the
+	// next read, after the caller is done with p.
+	_, _ = n.raw.Discard(int(blen))
+	n.off += int64(blen)
+	return f.link, true
 }
 
 func (n *ngReader) read(p *Packet) (layers.LinkType, int64, error) {
@@ -139,6 +217,11 @@ func (n *ngReader) read(p *Packet) (layers.LinkType, int64, error) {
 			blen = n.u32(h[4:8])
 			if blen < ngMinBlock || blen%4 != 0 {
 				return 0, off, ErrBadBlock
+			}
+		}
+		if typ == ngEPB {
+			if link, ok := n.readEPB(p, blen); ok {
+				return link, off, nil
 			}
 		}
 		packet := typ == ngEPB || typ == ngPB || typ == ngSPB

@@ -1,0 +1,196 @@
+package capture_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket/layers"
+	"github.com/iwarpkit/iwarpkit/capture"
+)
+
+// sameAsPcapgo reads data twice, Enhanced Packet Blocks in place
+// (ngReader.readEPB) and every block through pcapgo, and fails unless both
+// give the same packets and the same end; it returns the packets read.
+func sameAsPcapgo(t *testing.T, data []byte) int {
+	t.Helper()
+	fast, err := capture.NewSource(bytes.NewReader(data), "f")
+	slow, err2 := capture.NewSource(bytes.NewReader(data), "f")
+	if (err == nil) != (err2 == nil) {
+		t.Fatalf("NewSource: %v, %v", err, err2)
+	}
+	if err != nil {
+		return 0
+	}
+	defer fast.Close()
+	defer slow.Close()
+	capture.PcapgoOnly(slow)
+	var p, q capture.Packet
+	for n := 0; ; n++ {
+		err, err2 := fast.NextInto(&p), slow.NextInto(&q)
+		// An empty packet's octets are nil or not as it happens with
+		// pcapgo (nil until its buffer is first allocated).
+		for _, x := range []*capture.Packet{&p, &q} {
+			if len(x.Data) == 0 {
+				x.Data = nil
+			}
+			if len(x.Payload) == 0 {
+				x.Payload = nil
+			}
+		}
+		if !samePacket(&p, &q) || (err == nil) != (err2 == nil) || (err != nil && err.Error() != err2.Error()) {
+			t.Fatalf("packet %d: in place %+v, %v; pcapgo %+v, %v", n+1, p, err, q, err2)
+		}
+		if err != nil {
+			return n
+		}
+	}
+}
+
+// ngResolutions builds a pcapng file in the given byte order whose
+// interfaces have the timestamp resolutions res (if_tsresol octets; 0:
+// none, microseconds) and, for the last one, if_tsoffset, with packets on
+// each interface at timestamps from 0 to near the top of 64 bits.
+func ngResolutions(t testing.TB, order binary.ByteOrder, res []byte) []byte {
+	f := newNgFile(order)
+	frame := ether(t, ipv4TCP(t, []byte("resolution")))
+	for i, r := range res {
+		body := make([]byte, 8)
+		order.PutUint16(body[0:2], uint16(layers.LinkTypeEthernet))
+		if r != 0 {
+			body = append(body, f.option(9, []byte{r})...)
+		}
+		if i == len(res)-1 {
+			off := make([]byte, 8)
+			order.PutUint64(off, 1700000000)
+			body = append(body, f.option(14, off)...)
+		}
+		body = append(body, 0, 0, 0, 0)
+		f.block(1, body)
+	}
+	for i := range res {
+		for _, units := range []uint64{0, 1, 999_999, 1_000_000_007, 1<<40 + 12345, 1<<63 + 1, ^uint64(0)} {
+			body := make([]byte, 20)
+			order.PutUint32(body[0:4], uint32(i))
+			order.PutUint32(body[4:8], uint32(units>>32))
+			order.PutUint32(body[8:12], uint32(units))
+			order.PutUint32(body[12:16], uint32(len(frame)))
+			order.PutUint32(body[16:20], uint32(len(frame)+i))
+			f.block(6, append(body, frame...))
+		}
+	}
+	return f.bytes()
+}
+
+// TestNgInPlace: Enhanced Packet Blocks read in place give what pcapgo
+// gives (timestamps of every resolution, offsets, options, lengths,
+// interfaces, sections, byte orders), and every block the in-place read
+// leaves to pcapgo (undescribed interface, packet longer than its block or
+// than MaxRecordLength, block larger than the read buffer, truncation) ends
+// the same way.
+func TestNgInPlace(t *testing.T) {
+	frame := ether(t, ipv4TCP(t, []byte("in place")))
+	res := []byte{0, 3, 6, 9, 12, 19, 20, 63, 0x80, 0x8a, 0x9e, 0xbf}
+	cases := map[string][]byte{}
+	for _, order := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+		name := order.String()
+		cases[name+"/resolutions"] = ngResolutions(t, order, res)
+
+		f := newNgFile(order)
+		f.idb(layers.LinkTypeEthernet, 0, 0)
+		f.idb(layers.LinkTypeRaw, 96, 9)
+		f.epb(0, t0, 6, uint32(len(frame)), uint32(len(frame)), frame)
+		f.epbOptions(0, t0.Add(time.Second), frame)
+		f.epb(1, t0, 9, 60, 1500, ipv6TCP(t, make([]byte, 100))[:60])
+		f.epb(0, t0, 6, 0, 60, nil)
+		f.isb(0)
+		f.spb(uint32(len(frame)), frame)
+		f.pb(0, t0, frame)
+		f.epb(1, t0, 9, uint32(len(frame)-14), uint32(len(frame)-14), frame[14:])
+		cases[name+"/mixed"] = f.bytes()
+
+		// A second section in the other byte order, with its own
+		// interfaces, then a packet on an interface it does not have.
+		other := binary.ByteOrder(binary.BigEndian)
+		if order == binary.BigEndian {
+			other = binary.LittleEndian
+		}
+		g := newNgFile(other)
+		g.idb(layers.LinkTypeRaw, 0, 9)
+		g.epb(0, t0, 9, uint32(len(frame)-14), uint32(len(frame)-14), frame[14:])
+		g.epb(3, t0, 9, uint32(len(frame)-14), uint32(len(frame)-14), frame[14:])
+		cases[name+"/sections"] = append(append([]byte(nil), f.bytes()...), g.bytes()...)
+
+		bad := func(mut func(b []byte, order binary.ByteOrder, epb int)) []byte {
+			h := newNgFile(order)
+			h.idb(layers.LinkTypeEthernet, 0, 0)
+			h.epb(0, t0, 6, uint32(len(frame)), uint32(len(frame)), frame)
+			epb := h.epb(0, t0, 6, uint32(len(frame)), uint32(len(frame)), frame)
+			h.epb(0, t0, 6, uint32(len(frame)), uint32(len(frame)), frame)
+			b := append([]byte(nil), h.bytes()...)
+			mut(b, order, epb)
+			return b
+		}
+		cases[name+"/no interface"] = bad(func(b []byte, o binary.ByteOrder, e int) { o.PutUint32(b[e+8:], 1) })
+		cases[name+"/caplen past block"] = bad(func(b []byte, o binary.ByteOrder, e int) { o.PutUint32(b[e+20:], uint32(len(frame)+4)) })
+		cases[name+"/caplen huge"] = bad(func(b []byte, o binary.ByteOrder, e int) { o.PutUint32(b[e+20:], 1<<30) })
+		cases[name+"/block short"] = bad(func(b []byte, o binary.ByteOrder, e int) { o.PutUint32(b[e+4:], 28) })
+		cases[name+"/block odd"] = bad(func(b []byte, o binary.ByteOrder, e int) { o.PutUint32(b[e+4:], 33) })
+		whole := bad(func([]byte, binary.ByteOrder, int) {})
+		for _, cut := range []int{1, 4, 20, 60} {
+			cases[name+"/truncated"+string(rune('a'+cut%26))] = whole[:len(whole)-cut]
+		}
+
+		// The longest packet, and a block larger than the read buffer
+		// (a long comment): in place, then left to pcapgo.
+		big := newNgFile(order)
+		big.idb(layers.LinkTypeEthernet, 0, 0)
+		long := make([]byte, capture.MaxRecordLength)
+		copy(long, frame)
+		big.epb(0, t0, 6, uint32(len(long)), uint32(len(long)), long)
+		body := make([]byte, 20)
+		order.PutUint32(body[12:16], uint32(len(frame)))
+		order.PutUint32(body[16:20], uint32(len(frame)))
+		body = append(body, frame...)
+		for len(body)%4 != 0 {
+			body = append(body, 0)
+		}
+		body = append(body, big.option(1, bytes.Repeat([]byte("c"), 60000))...)
+		for range 10 {
+			body = append(body, big.option(1, bytes.Repeat([]byte("d"), 60000))...)
+		}
+		body = append(body, 0, 0, 0, 0)
+		big.block(6, body)
+		big.epb(0, t0, 6, uint32(len(frame)), uint32(len(frame)), frame)
+		cases[name+"/big"] = big.bytes()
+	}
+	for name, data := range cases {
+		t.Run(name, func(t *testing.T) {
+			n := sameAsPcapgo(t, data)
+			if name == "LittleEndian/resolutions" && n != 7*len(res) {
+				t.Errorf("%d packets, want %d", n, 7*len(res))
+			}
+		})
+	}
+}
+
+// FuzzNgInPlace: any pcapng file reads the same with Enhanced Packet Blocks
+// in place as through pcapgo.
+func FuzzNgInPlace(f *testing.F) {
+	frame := ether(f, ipv4TCP(f, []byte("fuzz")))
+	ng := newNgFile(binary.LittleEndian)
+	ng.idb(layers.LinkTypeEthernet, 0, 0)
+	ng.idb(layers.LinkTypeRaw, 0, 0x8a)
+	ng.epb(0, t0, 6, uint32(len(frame)), uint32(len(frame)), frame)
+	ng.epbOptions(0, t0, frame)
+	ng.epb(1, t0, 9, 20, 40, frame[14:34])
+	f.Add(ng.bytes())
+	f.Add(ngResolutions(f, binary.BigEndian, []byte{0, 9, 0x94}))
+	for _, s := range fuzzSeeds(f) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sameAsPcapgo(t, data)
+	})
+}
