@@ -11,8 +11,10 @@
 //     Reading a pcap file does not allocate per packet (tested with
 //     testing.AllocsPerRun); a 100 GB capture goes through in constant
 //     memory.
-//   - Pure Go. Files are read with github.com/gopacket/gopacket/pcapgo and
-//     headers decoded with gopacket's DecodingLayerParser over preallocated
+//   - Pure Go. File headers, pcapng sections and interfaces are read with
+//     github.com/gopacket/gopacket/pcapgo; pcap records and pcapng Enhanced
+//     Packet Blocks are read in place from the read buffer (pcapgo copies
+//     every octet once or twice more), and headers decoded with gopacket's DecodingLayerParser over preallocated
 //     layers (Ethernet with 802.1Q and 802.1ad tags, Linux cooked SLL and
 //     SLL2, BSD loopback, raw IPv4/IPv6, IPv6 extension headers, TCP, UDP).
 //     Native InfiniBand captures ([LinkTypeInfiniBand]) are passed through

@@ -27,15 +27,17 @@ const (
 	ngGateBuffer = 16 << 10
 )
 
-// ngReader reads pcapng with pcapgo's NgReader, one block at a time.
+// ngReader reads pcapng with pcapgo's NgReader, one block at a time, but
+// for the Enhanced Packet Blocks it can read in place itself (readEPB).
 //
 // pcapgo reads ahead through any number of non-packet blocks until it finds
 // a packet, so on its own it can say neither where a block starts nor stop
 // a huge declared length before allocating for it. ngReader therefore walks
 // the block boundaries itself (it peeks at each block header in raw) and
 // lets pcapgo see exactly one block per call, through gate, a reader that
-// ends where the block ends. pcapgo still does all the parsing: section
-// headers, interfaces, timestamp resolutions and offsets, packet blocks.
+// ends where the block ends. pcapgo parses the section headers, the
+// interfaces (their timestamp resolutions and offsets), and the packet
+// blocks readEPB leaves to it.
 // Knowing each block's extent also gives FileError its exact offset, tells a
 // truncated file (the stream ended inside the block) from a malformed block
 // (pcapgo wanted more than the block holds), and keeps the stream in step
