@@ -1,10 +1,12 @@
 package capture
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"io"
 	"os"
+	"time"
 
 	"github.com/gopacket/gopacket/layers"
 )
@@ -15,8 +17,13 @@ import (
 // the reading goroutine copies nothing per packet (issue 6's parallel
 // decode). It delivers the same frames, with the same numbers, and the same
 // *FileError after the last intact one, as a Source over the same file.
-// Only uncompressed pcap files are read this way: OpenChunks returns
-// ErrNotChunked for anything else, and the caller uses a Source.
+//
+// A pcapng file is read block by block as a Source reads it (ngReader), and
+// each packet is copied into the chunk as a record of its own format (see
+// appendNgRecord): one copy per packet in the reading goroutine, and none
+// of the header decoding, which the walkers do. Only uncompressed pcap and
+// pcapng files are read in chunks: OpenChunks returns ErrNotChunked for
+// anything else, and the caller uses a Source.
 type ChunkReader struct {
 	name  string
 	f     *os.File
@@ -29,31 +36,44 @@ type ChunkReader struct {
 	limit uint64 // stop after this many frames (0: no limit)
 	err   error  // sticky: io.EOF or *FileError, returned after the data
 	eof   bool
+	ng    *ngReader // pcapng: the blocks are read with it and repacked
 }
 
-// Chunk is a run of whole pcap records.
+// Chunk is a run of whole pcap records (or of repacked pcapng packets).
 type Chunk struct {
 	Data  []byte // the records, headers included
 	First uint64 // frame number of the first record
 	N     int    // number of records
 }
 
-// ErrNotChunked: the file is not an uncompressed pcap file.
-var ErrNotChunked = errors.New("capture: not an uncompressed pcap file")
+// ErrNotChunked: the file is not an uncompressed pcap or pcapng file, or
+// its header is damaged (a Source reports how).
+var ErrNotChunked = errors.New("capture: not an uncompressed pcap or pcapng file")
 
 // ChunkSize is the size of the chunks ChunkReader.Next fills: room for at
 // least two records of the longest length.
 const ChunkSize = 1 << 20
 
-// OpenChunks opens the pcap file at path. limit > 0 stops after that many
-// frames (iwarpdump -c).
+// OpenChunks opens the pcap or pcapng file at path. limit > 0 stops after
+// that many frames (iwarpdump -c).
 func OpenChunks(path string, limit uint64) (*ChunkReader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	c := &ChunkReader{name: path, f: f, r: f, limit: limit}
-	if _, err := io.ReadFull(c.r, c.hdr[:]); err != nil {
+	if _, err := io.ReadFull(c.r, c.hdr[:4]); err == nil && binary.BigEndian.Uint32(c.hdr[:4]) == magicPcapngSHB {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			f.Close()
+			return nil, ErrNotChunked
+		}
+		if c.ng, err = newNgReader(bufio.NewReaderSize(f, readerBufferSize)); err != nil {
+			f.Close()
+			return nil, ErrNotChunked
+		}
+		return c, nil
+	}
+	if _, err := io.ReadFull(c.r, c.hdr[4:]); err != nil {
 		f.Close()
 		return nil, ErrNotChunked
 	}
@@ -80,8 +100,10 @@ func (c *ChunkReader) Close() error { return c.f.Close() }
 // Walker returns a ChunkWalker for the records of this file's chunks; each
 // goroutine needs its own.
 func (c *ChunkReader) Walker() *ChunkWalker {
-	w := &ChunkWalker{name: c.name}
-	w.pr, _ = newPcapReader(&bytesPeeker{b: c.hdr[:]}, c.big)
+	w := &ChunkWalker{name: c.name, ng: c.ng != nil}
+	if !w.ng {
+		w.pr, _ = newPcapReader(&bytesPeeker{b: c.hdr[:]}, c.big)
+	}
 	w.dec.init()
 	return w
 }
@@ -99,6 +121,9 @@ func (c *ChunkReader) u32(b []byte) uint32 {
 func (c *ChunkReader) Next(buf []byte) (Chunk, error) {
 	if c.err != nil {
 		return Chunk{}, c.err
+	}
+	if c.ng != nil {
+		return c.nextNg(buf)
 	}
 	buf = append(buf[:0], c.tail...)
 	chunkOff := c.off
@@ -148,6 +173,74 @@ func (c *ChunkReader) Next(buf []byte) (Chunk, error) {
 	return ch, nil
 }
 
+// ngRecordHdr is the size of the header of a repacked pcapng packet: the
+// timestamp's seconds (8 octets) and nanoseconds, the length of the octets
+// that follow, the captured and original lengths, the interface and the
+// link type (4 octets each), all little-endian.
+const ngRecordHdr = 32
+
+// appendNgRecord appends p, read from a pcapng file with link type link, to
+// b as a repacked record, which ChunkWalker.ngPacket reads back.
+func appendNgRecord(b []byte, p *Packet, link layers.LinkType) []byte {
+	var h [ngRecordHdr]byte
+	le := binary.LittleEndian
+	le.PutUint64(h[0:8], uint64(p.TS.Unix()))
+	le.PutUint32(h[8:12], uint32(p.TS.Nanosecond()))
+	le.PutUint32(h[12:16], uint32(len(p.Data)))
+	le.PutUint32(h[16:20], uint32(p.CapLen))
+	le.PutUint32(h[20:24], uint32(p.WireLen))
+	le.PutUint32(h[24:28], uint32(p.Interface))
+	le.PutUint32(h[28:32], uint32(link))
+	return append(append(b, h[:]...), p.Data...)
+}
+
+// ngRecordLen returns the length of the repacked record at the front of b.
+func ngRecordLen(b []byte) int {
+	return ngRecordHdr + int(binary.LittleEndian.Uint32(b[12:16]))
+}
+
+// nextNg is Next for a pcapng file: it reads packets with the ngReader, as
+// a Source does, and repacks them into buf until the next would not fit,
+// which waits in tail for the next chunk.
+func (c *ChunkReader) nextNg(buf []byte) (Chunk, error) {
+	buf = append(buf[:0], c.tail...)
+	c.tail = c.tail[:0]
+	ch := Chunk{First: c.frame + 1}
+	if len(buf) > 0 {
+		ch.N++
+		c.frame++
+	}
+	var p Packet
+	for c.limit == 0 || c.frame < c.limit {
+		p = Packet{}
+		link, off, err := c.ng.read(&p)
+		if err != nil {
+			if err == io.EOF {
+				c.err = io.EOF
+			} else {
+				c.err = c.fileError(off, err)
+			}
+			break
+		}
+		if len(buf)+ngRecordHdr+len(p.Data) > ChunkSize {
+			// p's octets are the read buffer's until the next read.
+			c.tail = appendNgRecord(c.tail[:0], &p, link)
+			break
+		}
+		buf = appendNgRecord(buf, &p, link)
+		ch.N++
+		c.frame++
+	}
+	if c.limit != 0 && c.frame >= c.limit && c.err == nil && len(c.tail) == 0 {
+		c.err = io.EOF
+	}
+	ch.Data = buf
+	if ch.N == 0 && c.err != nil {
+		return Chunk{}, c.err
+	}
+	return ch, nil
+}
+
 // cut handles the record at file offset off, of which only have octets are
 // in the chunk: at the end of the file, or at a read error, the file ends
 // there (as it would for a Source); otherwise the next chunk carries it.
@@ -170,7 +263,8 @@ func (c *ChunkReader) fileError(off int64, err error) *FileError {
 // does. It is not safe for concurrent use.
 type ChunkWalker struct {
 	name string
-	pr   *pcapReader
+	pr   *pcapReader // pcap
+	ng   bool        // pcapng: the records are repacked (appendNgRecord)
 	br   bytesPeeker
 	dec  decoder
 	p    Packet
@@ -179,6 +273,14 @@ type ChunkWalker struct {
 // Walk calls fn with the records of ch, decoded; the Packet is valid
 // during the call.
 func (w *ChunkWalker) Walk(ch Chunk, fn func(p *Packet)) {
+	if w.ng {
+		b := ch.Data
+		for i := 0; i < ch.N && len(b) >= ngRecordHdr; i++ {
+			fn(w.ngPacket(b, ch.First+uint64(i)))
+			b = b[ngRecordLen(b):]
+		}
+		return
+	}
 	// The whole chunk is the reader's window: every record is read in place
 	// from it, with no call to the peeker.
 	w.br.b = ch.Data
@@ -213,12 +315,36 @@ func (w *ChunkWalker) next(frame uint64) (*Packet, bool) {
 	return p, true
 }
 
+// ngPacket decodes the repacked record at the front of b as frame, as
+// Source.NextInto decodes what its ngReader reads.
+func (w *ChunkWalker) ngPacket(b []byte, frame uint64) *Packet {
+	le := binary.LittleEndian
+	n := ngRecordLen(b)
+	p := &w.p
+	*p = Packet{Frame: frame, TS: time.Unix(int64(le.Uint64(b[0:8])), int64(le.Uint32(b[8:12]))).UTC(),
+		Interface: int(le.Uint32(b[24:28])), CapLen: int(le.Uint32(b[16:20])), WireLen: int(le.Uint32(b[20:24])),
+		Data: b[ngRecordHdr:n:n]}
+	link := layers.LinkType(le.Uint32(b[28:32]))
+	if !(link == layers.LinkTypeEthernet && !w.dec.noFast && fastTCP4(p, p.Data)) {
+		w.dec.decode(p, link)
+	}
+	return p
+}
+
 // WalkOwned is Walk over the records of ch whose owner in own is me, with
 // own and offs as Owners filled them: it goes straight from one such
 // record to the next and touches none of the others' octets.
 func (w *ChunkWalker) WalkOwned(ch Chunk, own []uint8, offs []int32, me uint8, fn func(p *Packet)) {
-	w.pr.reset(&w.br, 0)
 	n := min(ch.N, len(own), len(offs))
+	if w.ng {
+		for i := 0; i < n; i++ {
+			if own[i] == me {
+				fn(w.ngPacket(ch.Data[offs[i]:], ch.First+uint64(i)))
+			}
+		}
+		return
+	}
+	w.pr.reset(&w.br, 0)
 	for i := 0; i < n; i++ {
 		if own[i] != me {
 			continue
@@ -242,6 +368,9 @@ func (w *ChunkWalker) WalkOwned(ch Chunk, own []uint8, offs []int32, me uint8, f
 // only the other frames are decoded (of.Owner sees Kind, Src, Dst and
 // Payload; the other fields may hold another record's values).
 func (w *ChunkWalker) Owners(ch Chunk, own []uint8, offs []int32, of Owner) ([]uint8, []int32) {
+	if w.ng {
+		return w.ngOwners(ch, own, offs, of)
+	}
 	b := ch.Data
 	ethernet := w.pr.link == layers.LinkTypeEthernet
 	p := &w.p
@@ -273,8 +402,38 @@ func (w *ChunkWalker) Owners(ch Chunk, own []uint8, offs []int32, of Owner) ([]u
 	return own, offs
 }
 
-// Link returns the file's link type.
-func (w *ChunkWalker) Link() layers.LinkType { return w.pr.link }
+// ngOwners is Owners for repacked pcapng records.
+func (w *ChunkWalker) ngOwners(ch Chunk, own []uint8, offs []int32, of Owner) ([]uint8, []int32) {
+	b := ch.Data
+	for i := 0; i < ch.N && len(b) >= ngRecordHdr; i++ {
+		offs = append(offs, int32(len(ch.Data)-len(b)))
+		n := ngRecordLen(b)
+		data := b[ngRecordHdr:n:n]
+		link := layers.LinkType(binary.LittleEndian.Uint32(b[28:32]))
+		b = b[n:]
+		if link == layers.LinkTypeEthernet {
+			if length, doff, ok := fastTCP4Lengths(data); ok {
+				ip := data[eth:]
+				own = append(own, of.OwnerTCP4([4]byte(ip[12:16]), [4]byte(ip[16:20]),
+					binary.BigEndian.Uint16(ip[20:22]), binary.BigEndian.Uint16(ip[22:24]), length-20-doff))
+				continue
+			}
+		}
+		w.p = Packet{Data: data}
+		w.dec.decode(&w.p, link)
+		own = append(own, of.Owner(&w.p))
+	}
+	return own, offs
+}
+
+// Link returns a pcap file's link type, and LinkTypeUnknown for pcapng,
+// whose link types are per interface.
+func (w *ChunkWalker) Link() layers.LinkType {
+	if w.ng {
+		return LinkTypeUnknown
+	}
+	return w.pr.link
+}
 
 // bytesPeeker reads from a byte slice.
 type bytesPeeker struct{ b []byte }

@@ -22,8 +22,9 @@ import (
 // when first seen: balance.go); non-TCP packets (RoCEv2 CM, SCTP) all go
 // to worker 0, whose exchanges are keyed across flows. A round of
 // batches, one per worker, is cut every [parallelRound] octets. For a plain
-// pcap file, DecodeChunks instead hands every worker the same chunks of
-// whole records with the owner of each, and copies nothing. A connection's
+// pcap or pcapng file, DecodeChunks instead hands every worker the same
+// chunks of whole records with the owner of each (copied once per packet
+// from pcapng, not at all from pcap). A connection's
 // records depend only on its own packets (a Decoder shares nothing across
 // connections but the id counter), so each worker decodes its share alone;
 // instead of ordering its records it hands them over tagged with the packet
@@ -546,10 +547,11 @@ func (w *pworker) walkChunk(ch *capture.Chunk, own []uint8, offs []int32) int {
 	return k
 }
 
-// DecodeChunks decodes a pcap file read in chunks (capture.ChunkReader)
-// instead of packets handed to Packet: every worker gets every chunk and
-// decodes the packets it owns, so the reading goroutine copies nothing per
-// packet. The output is the same as with Packet. It stops early when ctx is
+// DecodeChunks decodes a pcap or pcapng file read in chunks
+// (capture.ChunkReader) instead of packets handed to Packet: every worker
+// gets every chunk and decodes the packets it owns, so the reading
+// goroutine decodes no headers (and copies no packet of a pcap file). The
+// output is the same as with Packet. It stops early when ctx is
 // done, then closes the Parallel (do not call Packet or Close afterwards)
 // and returns the number of packets read and the reader's error (nil at a
 // clean end of the file).

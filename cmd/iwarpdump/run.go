@@ -254,7 +254,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			// the merge orders only the rest (report.Partial).
 			par.SetLocal(coll.Local, coll.Absorb)
 		}
-		// One plain pcap file with nothing between the file and the
+		// One plain pcap or pcapng file with nothing between the file and the
 		// decoder (no capture filter, -w or --shard): the workers share
 		// the file's octets in chunks instead of copied packets.
 		plain := len(files) == 1 && files[0] != "-" && !strings.ContainsAny(files[0], "*?[") &&
