@@ -10,6 +10,7 @@
 #   the same two with -j 2    two workers (output identical to -j 1)
 #   tshark -T fields -e iwarp_rdma.opcode
 #   baseline                  read + Ethernet/IP/TCP decode (gopacket) + CRC32c of every payload octet
+#   -q -z conn with 1 and 2 workers on the same packets as pcapng (editcap)
 # and first the machine's parallel ceiling (bench/ceiling: the speed-up of a
 # CPU-bound loop on 2 goroutines), the most any 2-worker ratio can show.
 # Each round also runs two `iwarpdump -q -z conn` processes side by side:
@@ -24,6 +25,7 @@ runs=${2:-${RUNS:-3}}
 dir=${BENCH_DIR:-/tmp/iwarpkit-bench}
 mkdir -p "$dir"
 command -v tshark >/dev/null || { echo "compare.sh: tshark not installed" >&2; exit 2; }
+command -v editcap >/dev/null || { echo "compare.sh: editcap (with tshark) not installed" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "compare.sh: GNU time (/usr/bin/time) not installed" >&2; exit 2; }
 
 CGO_ENABLED=0 go build -o "$dir/iwarpdump" ./cmd/iwarpdump
@@ -32,6 +34,10 @@ CGO_ENABLED=0 go build -o "$dir/baseline" ./bench/baseline
 CGO_ENABLED=0 go build -o "$dir/ceiling" ./bench/ceiling
 pcap="$dir/perf-$size.pcap"
 [ -s "$pcap" ] || "$dir/iwarpsynth" -scenario perf -size "$size" -seed 1 -o "$pcap"
+# The same packets as pcapng (dumpcap's and Wireshark's format), by
+# editcap, which comes with tshark.
+pcapng="$dir/perf-$size.pcapng"
+[ -s "$pcapng" ] || editcap -F pcapng "$pcap" "$pcapng"
 bytes=$(stat -c %s "$pcap")
 
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
@@ -44,7 +50,8 @@ printf '%-38s %8s %10s %12s %10s\n' command seconds MB/s "peak RSS" "vs tshark"
 # whose speed drifts (a shared VM) skews every command alike; the median of
 # the rounds is shown. Peak RSS is the maximum over the rounds.
 names=("iwarpdump -q -z conn" "iwarpdump -T jsonl" "iwarpdump -j 2 -q -z conn" "iwarpdump -j 2 -T jsonl"
-	"baseline (gopacket read+TCP+CRC32c)" "tshark -T fields -e iwarp_rdma.opcode" "pair")
+	"baseline (gopacket read+TCP+CRC32c)" "tshark -T fields -e iwarp_rdma.opcode" "pair"
+	"iwarpdump -q -z conn, pcapng" "iwarpdump -j 2 -q -z conn, pcapng")
 cat > "$dir/pair.sh" <<'PAIR'
 #!/usr/bin/env bash
 # pair.sh CMD...: runs CMD twice side by side; fails if either fails.
@@ -56,7 +63,8 @@ chmod +x "$dir/pair.sh"
 cmds=("$dir/iwarpdump -r $pcap -q -z conn" "$dir/iwarpdump -r $pcap -T jsonl"
 	"$dir/iwarpdump -j 2 -r $pcap -q -z conn" "$dir/iwarpdump -j 2 -r $pcap -T jsonl"
 	"$dir/baseline $pcap" "tshark -r $pcap -T fields -e iwarp_rdma.opcode"
-	"$dir/pair.sh $dir/iwarpdump -r $pcap -q -z conn")
+	"$dir/pair.sh $dir/iwarpdump -r $pcap -q -z conn"
+	"$dir/iwarpdump -r $pcapng -q -z conn" "$dir/iwarpdump -j 2 -r $pcapng -q -z conn")
 declare -A times rss secs
 # Hypervisor steal (/proc/stat, Linux): time the VM wanted a CPU and the
 # host ran something else. A run with much of it compares badly with others.
@@ -77,7 +85,9 @@ done
 tsh_s=${secs[tshark -T fields -e iwarp_rdma.opcode]}
 for i in "${!names[@]}"; do
 	[ "${names[$i]}" = pair ] && continue
-	awk -v n="${names[$i]}" -v s="${secs[${names[$i]}]}" -v m="${rss[$i]}" -v b="$bytes" -v t="$tsh_s" \
+	b=$bytes
+	[[ ${names[$i]} == *pcapng ]] && b=$(stat -c %s "$pcapng")
+	awk -v n="${names[$i]}" -v s="${secs[${names[$i]}]}" -v m="${rss[$i]}" -v b="$b" -v t="$tsh_s" \
 		'BEGIN {printf "%-38s %8.2f %10.0f %8.0f MiB %9.1fx\n", n, s, b/1e6/s, m/1024, t/s}'
 done
 awk -v q1="${secs[iwarpdump -q -z conn]}" -v q2="${secs[iwarpdump -j 2 -q -z conn]}" \
@@ -109,4 +119,5 @@ read -r st1 tot1 < <(steal)
 awk -v s="$((st1 - st0))" -v t="$((tot1 - tot0))" 'BEGIN {if (t > 0) printf "hypervisor steal during the runs: %.1f%% of CPU time\n", 100 * s / t}'
 h1=$("$dir/iwarpdump" -r "$pcap" -T jsonl | sha256sum | cut -c1-16)
 h2=$("$dir/iwarpdump" -j 2 -r "$pcap" -T jsonl | sha256sum | cut -c1-16)
-if [ "$h1" = "$h2" ]; then echo "-T jsonl output with -j 2 identical to -j 1 (sha256 $h1...)"; else echo "-j 2 OUTPUT DIFFERS: $h1 vs $h2"; exit 1; fi
+h3=$("$dir/iwarpdump" -j 2 -r "$pcapng" -T jsonl | sha256sum | cut -c1-16)
+if [ "$h1" = "$h2" ] && [ "$h1" = "$h3" ]; then echo "-T jsonl output with -j 2, and with -j 2 from the pcapng, identical to -j 1 (sha256 $h1...)"; else echo "OUTPUT DIFFERS: -j 1 $h1, -j 2 $h2, -j 2 pcapng $h3"; exit 1; fi
