@@ -2,6 +2,7 @@ package flows_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -35,12 +36,38 @@ func TestPartialStrip(t *testing.T) {
 		sources = append(sources, data)
 		check(filepath.Base(f), testutil.ReadPackets(data))
 	}
-	// Large FPDUs with markers whose headers are not a data segment's:
-	// their decode and checks look past the header, so they take the
-	// whole strip.
+	// Large FPDUs, with markers and without, each in its own segment or
+	// straddling two, whose headers are not a data segment's: their decode
+	// and checks look past the header, so they take the whole strip.
 	big := bytes.Repeat([]byte("0123456789abcdef"), 40)
+	for _, mk := range []bool{true, false} {
+		for _, sg := range []synth.Segmentation{synth.SegmentPerRecord, synth.SegmentMSS} {
+			crafted(t, check, &sources, mk, sg, big)
+		}
+	}
+
+	var buf bytes.Buffer
+	if err := synth.WritePerf(&buf, 4<<20, 5); err != nil {
+		t.Fatal(err)
+	}
+	check("perf 4 MiB", testutil.ReadPackets(buf.Bytes()))
+	sources = append(sources, buf.Bytes())
+	n := 300
+	if testing.Short() {
+		n = 60
+	}
+	for _, v := range damage.Variants(11, n, sources) {
+		check(v.Name, testutil.ReadPackets(v.Data))
+	}
+}
+
+// crafted checks a connection, with markers or not, whose FPDUs of every
+// kind are large enough to straddle TCP segments (SegmentMSS cuts them
+// across), and adds it to sources.
+func crafted(t *testing.T, check func(string, []capture.Packet), sources *[][]byte, mk bool, sg synth.Segmentation, big []byte) {
 	c := baseConn(40100)
-	c.MPA.Request.M, c.MPA.Reply.M = true, true
+	c.MPA.Request.M, c.MPA.Reply.M = mk, mk
+	c.Segmentation = sg
 	c.Ops = opening()
 	for _, seg := range []rdmap.Segment{
 		untagged(rdmap.OpReadRequest, 1, 1, 0, true, big),
@@ -57,24 +84,10 @@ func TestPartialStrip(t *testing.T) {
 	} {
 		c.Ops = append(c.Ops, rawOp(synth.I2R, rdmap.AppendSegment(nil, seg)))
 	}
-	var crafted bytes.Buffer
-	if _, err := synth.Generate(scenario(c), &crafted, nil); err != nil {
+	var out bytes.Buffer
+	if _, err := synth.Generate(scenario(c), &out, nil); err != nil {
 		t.Fatal(err)
 	}
-	check("crafted", testutil.ReadPackets(crafted.Bytes()))
-	sources = append(sources, crafted.Bytes())
-
-	var buf bytes.Buffer
-	if err := synth.WritePerf(&buf, 4<<20, 5); err != nil {
-		t.Fatal(err)
-	}
-	check("perf 4 MiB", testutil.ReadPackets(buf.Bytes()))
-	sources = append(sources, buf.Bytes())
-	n := 300
-	if testing.Short() {
-		n = 60
-	}
-	for _, v := range damage.Variants(11, n, sources) {
-		check(v.Name, testutil.ReadPackets(v.Data))
-	}
+	check(fmt.Sprintf("crafted, markers %v, segmentation %d", mk, sg), testutil.ReadPackets(out.Bytes()))
+	*sources = append(*sources, out.Bytes())
 }
