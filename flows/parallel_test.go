@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gopacket/gopacket/pcapgo"
+
 	"github.com/iwarpkit/iwarpkit/capture"
 	"github.com/iwarpkit/iwarpkit/flows"
 	"github.com/iwarpkit/iwarpkit/format"
@@ -232,10 +234,11 @@ func chunked(t testing.TB, path string, workers int, limit uint64) ([]byte, uint
 	return out, n, msg, true
 }
 
-// TestDecodeChunksSameOutput: reading pcap files in shared chunks gives the
-// records, packet count and damage error of the sequential Source path:
-// every bundled pcap, a generated multi-connection workload larger than a
-// chunk, a packet limit, and damaged variants.
+// TestDecodeChunksSameOutput: reading pcap and pcapng files in shared
+// chunks gives the records, packet count and damage error of the
+// sequential Source path: every bundled capture, a generated
+// multi-connection workload larger than a chunk (in pcap and in pcapng), a
+// packet limit, and damaged variants.
 func TestDecodeChunksSameOutput(t *testing.T) {
 	dir := t.TempDir()
 	files, _ := filepath.Glob("../testdata/*/*.pcap")
@@ -248,6 +251,12 @@ func TestDecodeChunksSameOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	files = append(files, perf)
+	// The same workload as pcapng, read in chunks of repacked packets.
+	perfng := filepath.Join(dir, "perf-ng.pcap")
+	if err := os.WriteFile(perfng, toPcapng(t, buf.Bytes()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, perfng)
 	var sources [][]byte
 	for _, f := range files {
 		data, _ := os.ReadFile(f)
@@ -294,6 +303,33 @@ func TestDecodeChunksSameOutput(t *testing.T) {
 	if chunkedFiles < 40 {
 		t.Fatalf("only %d files were read in chunks", chunkedFiles)
 	}
+}
+
+// toPcapng rewrites the packets of a pcap file as pcapng, with pcapgo's
+// writer (nanosecond timestamps).
+func toPcapng(t testing.TB, pcap []byte) []byte {
+	r, err := pcapgo.NewReader(bytes.NewReader(pcap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	w, err := pcapgo.NewNgWriter(&out, r.LinkType())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		data, ci, err := r.ReadPacketData()
+		if err != nil {
+			break
+		}
+		if err := w.WritePacket(ci, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
 }
 
 // FuzzParallel: any pcap file decodes to the same records, packet count and
