@@ -3,6 +3,8 @@ package capture_test
 import (
 	"bytes"
 	"encoding/binary"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -167,6 +169,7 @@ func TestNgInPlace(t *testing.T) {
 	}
 	for name, data := range cases {
 		t.Run(name, func(t *testing.T) {
+			sameInChunks(t, data)
 			n := sameAsPcapgo(t, data)
 			if name == "LittleEndian/resolutions" && n != 7*len(res) {
 				t.Errorf("%d packets, want %d", n, 7*len(res))
@@ -193,4 +196,45 @@ func FuzzNgInPlace(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sameAsPcapgo(t, data)
 	})
+}
+
+// sameInChunks reads data in chunks (capture.ChunkReader, which repacks
+// pcapng packets) and fails unless every packet and the end are what a
+// Source reads.
+func sameInChunks(t *testing.T, data []byte) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "f.pcapng")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := capture.Open(path)
+	if err != nil {
+		return
+	}
+	defer src.Close()
+	cr, err := capture.OpenChunks(path, 0)
+	if err != nil {
+		t.Fatalf("OpenChunks: %v", err)
+	}
+	defer cr.Close()
+	w := cr.Walker()
+	buf := make([]byte, 0, capture.ChunkSize)
+	var q capture.Packet
+	n := 0
+	for {
+		ch, cerr := cr.Next(buf)
+		if cerr != nil {
+			serr := src.NextInto(&q)
+			if serr == nil || serr.Error() != cerr.Error() {
+				t.Fatalf("after %d packets: chunks end with %v, the Source with %v", n, cerr, serr)
+			}
+			return
+		}
+		w.Walk(ch, func(p *capture.Packet) {
+			n++
+			if err := src.NextInto(&q); err != nil || !samePacket(p, &q) {
+				t.Fatalf("packet %d: chunks %+v; Source %+v, %v", n, *p, q, err)
+			}
+		})
+	}
 }
