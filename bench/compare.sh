@@ -35,9 +35,9 @@ CGO_ENABLED=0 go build -o "$dir/ceiling" ./bench/ceiling
 pcap="$dir/perf-$size.pcap"
 [ -s "$pcap" ] || "$dir/iwarpsynth" -scenario perf -size "$size" -seed 1 -o "$pcap"
 # The same packets as pcapng (dumpcap's and Wireshark's format), by
-# editcap, which comes with tshark.
+# editcap, which comes with tshark; made again whenever the pcap is newer.
 pcapng="$dir/perf-$size.pcapng"
-[ -s "$pcapng" ] || editcap -F pcapng "$pcap" "$pcapng"
+[ -s "$pcapng" ] && [ "$pcapng" -nt "$pcap" ] || editcap -F pcapng "$pcap" "$pcapng"
 bytes=$(stat -c %s "$pcap")
 
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
