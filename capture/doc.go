@@ -38,6 +38,9 @@
 // Per-packet metadata beyond the timestamp and lengths (pcapng packet block
 // options such as comments, flags and hashes) is skipped.
 //
-// Gzip-compressed captures are decompressed transparently; offsets in a
-// [FileError] then count bytes of the decompressed stream.
+// Gzip-compressed captures are decompressed transparently, with
+// github.com/klauspost/compress/gzip (about 1.5x as fast as compress/gzip
+// on the issue 6 workload); offsets in a [FileError] then count bytes of
+// the decompressed stream. [OpenReadAhead] (and [OpenMerge] with one file)
+// decompresses in another goroutine while the caller decodes.
 package capture

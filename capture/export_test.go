@@ -8,3 +8,7 @@ func PcapgoOnly(s *Source) {
 		n.slow = true
 	}
 }
+
+// ReadsAhead reports whether s reads its file ahead in another goroutine
+// (OpenReadAhead on a gzip file).
+func ReadsAhead(s *Source) bool { return s.ahead != nil }

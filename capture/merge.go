@@ -56,11 +56,18 @@ func NewMerge(srcs ...*Source) *Merge {
 }
 
 // OpenMerge opens every path with [Open] and merges them. If one cannot be
-// opened, the ones already open are closed and its error is returned.
+// opened, the ones already open are closed and its error is returned. A
+// single path is opened with [OpenReadAhead] (a gzip file is decompressed
+// in another goroutine); several are not, so that memory does not grow by
+// a read-ahead per file.
 func OpenMerge(paths ...string) (*Merge, error) {
 	srcs := make([]*Source, 0, len(paths))
+	open := Open
+	if len(paths) == 1 {
+		open = OpenReadAhead
+	}
 	for _, p := range paths {
-		s, err := Open(p)
+		s, err := open(p)
 		if err != nil {
 			for _, o := range srcs {
 				_ = o.Close()

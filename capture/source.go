@@ -2,7 +2,6 @@ package capture
 
 import (
 	"bufio"
-	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gopacket/gopacket/layers"
+	"github.com/klauspost/compress/gzip"
 )
 
 // LinkTypeUnknown is what [Source.LinkType] returns for an interface the
@@ -57,6 +57,7 @@ type Source struct {
 	name   string
 	closer io.Closer
 	gz     *gzip.Reader
+	ahead  *aheadPeeker // the read-ahead of a gzip file (OpenReadAhead), or nil
 	rd     recordReader
 	dec    decoder
 	frame  uint64
@@ -70,14 +71,33 @@ type Source struct {
 // ("not a pcap or pcapng file (magic 0x...)"); a pcap file with a link type
 // this package cannot decode, one wrapping ErrLinkType.
 func Open(path string) (*Source, error) {
+	return open(path, false)
+}
+
+// OpenReadAhead is [Open] that, for a gzip-compressed regular file,
+// decompresses the file in another goroutine, up to two 512 KiB blocks
+// ahead of the caller, so that decompression and decoding overlap. The
+// packets and errors are Open's. The read-ahead holds about 2.3 MiB more
+// than Open does, until Close. An uncompressed file, standard input ("-")
+// and files that are not regular (pipes, devices: a read from them can
+// wait without end) are read as Open reads them.
+func OpenReadAhead(path string) (*Source, error) {
+	return open(path, true)
+}
+
+func open(path string, ahead bool) (*Source, error) {
 	if path == "-" {
-		return newSource(os.Stdin, "-", nil)
+		return newSource(os.Stdin, "-", nil, false)
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	s, err := newSource(f, path, f)
+	if ahead {
+		fi, err := f.Stat()
+		ahead = err == nil && fi.Mode().IsRegular()
+	}
+	s, err := newSource(f, path, f, ahead)
 	if err != nil {
 		_ = f.Close()
 		return nil, err
@@ -88,10 +108,11 @@ func Open(path string) (*Source, error) {
 // NewSource reads a capture from r; name is used in errors and returned by
 // Name. See Open for the formats accepted. Close does not close r.
 func NewSource(r io.Reader, name string) (*Source, error) {
-	return newSource(r, name, nil)
+	return newSource(r, name, nil, false)
 }
 
-func newSource(r io.Reader, name string, closer io.Closer) (*Source, error) {
+// newSource reads r; ahead asks for the read-ahead of a gzip stream.
+func newSource(r io.Reader, name string, closer io.Closer, ahead bool) (*Source, error) {
 	s := &Source{name: name, closer: closer}
 	br := bufio.NewReaderSize(r, readerBufferSize)
 	if id, _ := br.Peek(2); len(id) == 2 && id[0] == gzipID1 && id[1] == gzipID2 {
@@ -110,16 +131,28 @@ func newSource(r io.Reader, name string, closer io.Closer) (*Source, error) {
 		s.closeGzip()
 		return nil, s.fileError(0, 0, err)
 	}
+	var pk peeker = br
+	magic := binary.BigEndian.Uint32(m)
+	if ahead && s.gz != nil {
+		s.ahead = newAheadPeeker(br, readerBufferSize)
+		pk = s.ahead
+		if magic == magicPcapngSHB {
+			// The pcapng reader reads from a bufio.Reader: the blocks
+			// are copied into it.
+			br = bufio.NewReaderSize(s.ahead, readerBufferSize)
+		}
+	}
 	var rd recordReader
-	switch magic := binary.BigEndian.Uint32(m); magic {
+	switch magic {
 	case magicPcapMicroBE, magicPcapMicroLE, magicPcapNanoBE, magicPcapNanoLE:
-		rd, err = newPcapReader(br, magic == magicPcapMicroBE || magic == magicPcapNanoBE)
+		rd, err = newPcapReader(pk, magic == magicPcapMicroBE || magic == magicPcapNanoBE)
 	case magicPcapngSHB:
 		rd, err = newNgReader(br)
 	default:
 		err = &formatError{n: 4, magic: magic}
 	}
 	if err != nil {
+		s.closeAhead()
 		s.closeGzip()
 		return nil, s.fileError(0, 0, err)
 	}
@@ -146,6 +179,7 @@ func (s *Source) LinkType(iface int) layers.LinkType {
 // calls to Next return ErrClosed. Close is idempotent.
 func (s *Source) Close() error {
 	s.err = ErrClosed
+	s.closeAhead()
 	s.closeGzip()
 	c := s.closer
 	s.closer = nil
@@ -153,6 +187,14 @@ func (s *Source) Close() error {
 		return c.Close()
 	}
 	return nil
+}
+
+// closeAhead stops the read-ahead, before what it reads is closed.
+func (s *Source) closeAhead() {
+	if s.ahead != nil {
+		s.ahead.close()
+		s.ahead = nil
+	}
 }
 
 func (s *Source) closeGzip() {
