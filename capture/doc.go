@@ -10,7 +10,8 @@
 //     caller reuses instead, so that a read loop copies no Packet at all.
 //     Reading a pcap file does not allocate per packet (tested with
 //     testing.AllocsPerRun); a 100 GB capture goes through in constant
-//     memory.
+//     memory. [OpenMapped] reads a pcap file from a memory mapping of it,
+//     without read(2)'s copy, releasing the pages behind the reader.
 //   - Pure Go. File headers, pcapng sections and interfaces are read with
 //     github.com/gopacket/gopacket/pcapgo; pcap records and pcapng Enhanced
 //     Packet Blocks are read in place from the read buffer (pcapgo copies

@@ -57,7 +57,8 @@ type Source struct {
 	name   string
 	closer io.Closer
 	gz     *gzip.Reader
-	ahead  *aheadPeeker // the read-ahead of a gzip file (OpenReadAhead), or nil
+	ahead  *aheadPeeker  // the read-ahead of a gzip file (OpenReadAhead), or nil
+	mapped *mappedPeeker // the mapping of the file (OpenMapped), or nil
 	rd     recordReader
 	dec    decoder
 	frame  uint64
@@ -71,8 +72,15 @@ type Source struct {
 // ("not a pcap or pcapng file (magic 0x...)"); a pcap file with a link type
 // this package cannot decode, one wrapping ErrLinkType.
 func Open(path string) (*Source, error) {
-	return open(path, false)
+	return open(path, openPlain)
 }
+
+// How open reads a file.
+const (
+	openPlain     = iota // through a bufio.Reader
+	openReadAhead        // a gzip file in another goroutine (OpenReadAhead)
+	openMapped           // an uncompressed pcap file mapped (OpenMapped)
+)
 
 // OpenReadAhead is [Open] that, for a gzip-compressed regular file,
 // decompresses the file in another goroutine, up to two 512 KiB blocks
@@ -82,22 +90,40 @@ func Open(path string) (*Source, error) {
 // and files that are not regular (pipes, devices: a read from them can
 // wait without end) are read as Open reads them.
 func OpenReadAhead(path string) (*Source, error) {
-	return open(path, true)
+	return open(path, openReadAhead)
 }
 
-func open(path string, ahead bool) (*Source, error) {
+// OpenMapped is [OpenReadAhead] that maps an uncompressed pcap file into
+// memory (on unix systems) instead of reading it: records are read from
+// the file's pages in the page cache, with no read(2) and no copy, and the
+// pages behind the reader are released, so memory stays bounded. The
+// packets and errors are Open's, for the file as it was when it was
+// opened (a file that grows meanwhile is read to its size then).
+//
+// The caller takes on what every reader of a mapped file does: if the
+// file is truncated while it is read, touching a packet's octets beyond
+// the new end faults (SIGBUS). A program that must survive that runs the
+// goroutine that reads and decodes the packets under
+// debug.SetPanicOnFault(true) and recovers (iwarpdump does). pcapng, gzip
+// and files that cannot be mapped are read as OpenReadAhead reads them.
+func OpenMapped(path string) (*Source, error) {
+	return open(path, openMapped)
+}
+
+func open(path string, how int) (*Source, error) {
 	if path == "-" {
-		return newSource(os.Stdin, "-", nil, false)
+		return newSource(os.Stdin, "-", nil, openPlain)
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	if ahead {
-		fi, err := f.Stat()
-		ahead = err == nil && fi.Mode().IsRegular()
+	if how != openPlain {
+		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+			how = openPlain
+		}
 	}
-	s, err := newSource(f, path, f, ahead)
+	s, err := newSource(f, path, f, how)
 	if err != nil {
 		_ = f.Close()
 		return nil, err
@@ -108,12 +134,21 @@ func open(path string, ahead bool) (*Source, error) {
 // NewSource reads a capture from r; name is used in errors and returned by
 // Name. See Open for the formats accepted. Close does not close r.
 func NewSource(r io.Reader, name string) (*Source, error) {
-	return newSource(r, name, nil, false)
+	return newSource(r, name, nil, openPlain)
 }
 
-// newSource reads r; ahead asks for the read-ahead of a gzip stream.
-func newSource(r io.Reader, name string, closer io.Closer, ahead bool) (*Source, error) {
+// newSource reads r as how says (the openPlain... constants).
+func newSource(r io.Reader, name string, closer io.Closer, how int) (*Source, error) {
 	s := &Source{name: name, closer: closer}
+	if f, ok := r.(*os.File); ok && how == openMapped {
+		if mp := mapFile(f); mp != nil {
+			if m, _ := mp.Peek(4); len(m) == 4 && isPcapMagic(binary.BigEndian.Uint32(m)) {
+				return s.init(mp, binary.BigEndian.Uint32(m))
+			}
+			mp.unmap() // gzip, pcapng or not a capture: read it
+		}
+		how = openReadAhead
+	}
 	br := bufio.NewReaderSize(r, readerBufferSize)
 	if id, _ := br.Peek(2); len(id) == 2 && id[0] == gzipID1 && id[1] == gzipID2 {
 		gz, err := gzip.NewReader(br)
@@ -133,7 +168,7 @@ func newSource(r io.Reader, name string, closer io.Closer, ahead bool) (*Source,
 	}
 	var pk peeker = br
 	magic := binary.BigEndian.Uint32(m)
-	if ahead && s.gz != nil {
+	if how == openReadAhead && s.gz != nil {
 		s.ahead = newAheadPeeker(br, readerBufferSize)
 		pk = s.ahead
 		if magic == magicPcapngSHB {
@@ -143,10 +178,10 @@ func newSource(r io.Reader, name string, closer io.Closer, ahead bool) (*Source,
 		}
 	}
 	var rd recordReader
-	switch magic {
-	case magicPcapMicroBE, magicPcapMicroLE, magicPcapNanoBE, magicPcapNanoLE:
+	switch {
+	case isPcapMagic(magic):
 		rd, err = newPcapReader(pk, magic == magicPcapMicroBE || magic == magicPcapNanoBE)
-	case magicPcapngSHB:
+	case magic == magicPcapngSHB:
 		rd, err = newNgReader(br)
 	default:
 		err = &formatError{n: 4, magic: magic}
@@ -159,6 +194,28 @@ func newSource(r io.Reader, name string, closer io.Closer, ahead bool) (*Source,
 	s.rd = rd
 	s.dec.init()
 	return s, nil
+}
+
+// init makes s read the pcap file of the given magic from the mapping mp.
+func (s *Source) init(mp *mappedPeeker, magic uint32) (*Source, error) {
+	rd, err := newPcapReader(mp, magic == magicPcapMicroBE || magic == magicPcapNanoBE)
+	if err != nil {
+		mp.unmap()
+		return nil, s.fileError(0, 0, err)
+	}
+	s.mapped, s.rd = mp, rd
+	s.dec.init()
+	return s, nil
+}
+
+// isPcapMagic reports whether magic (the first four octets, big-endian)
+// starts a classic pcap file.
+func isPcapMagic(magic uint32) bool {
+	switch magic {
+	case magicPcapMicroBE, magicPcapMicroLE, magicPcapNanoBE, magicPcapNanoLE:
+		return true
+	}
+	return false
 }
 
 // Name returns the name the source was opened with ("-" for standard input).
@@ -181,6 +238,10 @@ func (s *Source) Close() error {
 	s.err = ErrClosed
 	s.closeAhead()
 	s.closeGzip()
+	if s.mapped != nil {
+		s.mapped.unmap()
+		s.mapped = nil
+	}
 	c := s.closer
 	s.closer = nil
 	if c != nil {

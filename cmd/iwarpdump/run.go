@@ -10,6 +10,7 @@ import (
 	iofs "io/fs"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strings"
 
 	"github.com/iwarpkit/iwarpkit/capture"
@@ -158,7 +159,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		src = ls
 	} else {
-		fsrc, err := openMerge(files)
+		// One file decoded by this goroutine alone (the default -j 1;
+		// -j N reads in chunks, Parquet rows may keep octets): mapped,
+		// not read (capture.OpenMapped), the loop below recovering from
+		// the fault of a file truncated meanwhile.
+		mapped := *jobs == 1 && !parquetOut
+		fsrc, err := openMerge(files, mapped)
 		if err != nil {
 			fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
 			var pe *iofs.PathError
@@ -281,30 +287,43 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// source: dec is an interface, so &p escapes to the heap, once rather
 	// than per packet.
 	var p capture.Packet
-	for chunks == nil {
-		if ctx.Err() != nil {
-			break
+	loop := func() {
+		for chunks == nil {
+			if ctx.Err() != nil {
+				break
+			}
+			if *count > 0 && n >= *count {
+				break
+			}
+			err := src.NextInto(&p)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				dec.Close()
+				_ = w.Flush()
+				fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
+				fmt.Fprintf(stderr, "iwarpdump: decoded %d packets before the damage\n", n)
+				damaged = true
+				break
+			}
+			n++
+			if !sh.keep(&p) {
+				continue
+			}
+			dec.Packet(&p)
+			if testPacketHook != nil {
+				testPacketHook(n)
+			}
 		}
-		if *count > 0 && n >= *count {
-			break
-		}
-		err := src.NextInto(&p)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			dec.Close()
-			_ = w.Flush()
-			fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
-			fmt.Fprintf(stderr, "iwarpdump: decoded %d packets before the damage\n", n)
-			damaged = true
-			break
-		}
-		n++
-		if !sh.keep(&p) {
-			continue
-		}
-		dec.Packet(&p)
+	}
+	if fault := underFaults(loop); fault != nil {
+		// The decoder may hold octets of the lost pages: it is not
+		// closed, and what it had not yet printed is lost.
+		_ = w.Flush()
+		fmt.Fprintf(stderr, "iwarpdump: %s: the file was cut short while it was read (%v)\n", strings.Join(files, " "), fault)
+		fmt.Fprintf(stderr, "iwarpdump: decoded %d packets before the damage\n", n)
+		damaged = true
 	}
 	if !damaged {
 		dec.Close()
@@ -358,6 +377,32 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// testPacketHook, when set by a test, is called after each packet the
+// loop decodes, with the number of packets read.
+var testPacketHook func(n uint64)
+
+// underFaults runs f with faults at unexpected addresses turned into panics
+// (debug.SetPanicOnFault) and returns the fault f panicked with, or nil. A
+// mapped capture file (capture.OpenMapped) that is truncated while it is
+// read faults where its lost pages are touched; any other panic goes on.
+func underFaults(f func()) (fault error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(interface {
+				error
+				Addr() uintptr
+			}); ok {
+				fault = fmt.Errorf("memory fault at %#x", e.Addr())
+				return
+			}
+			panic(r)
+		}
+	}()
+	f()
+	return nil
 }
 
 // writeReport writes one CI report file.

@@ -95,11 +95,19 @@ func expandInputs(paths []string) ([]string, error) {
 }
 
 // openMerge expands the -r arguments and opens them as one source in
-// timestamp order (capture.Merge).
-func openMerge(paths []string) (*capture.Merge, error) {
+// timestamp order (capture.Merge). With mapped, one file is opened with
+// capture.OpenMapped: the caller reads it under underFaults.
+func openMerge(paths []string, mapped bool) (*capture.Merge, error) {
 	files, err := expandInputs(paths)
 	if err != nil {
 		return nil, err
+	}
+	if mapped && len(files) == 1 && files[0] != "-" {
+		s, err := capture.OpenMapped(files[0])
+		if err != nil {
+			return nil, err
+		}
+		return capture.NewMerge(s), nil
 	}
 	return capture.OpenMerge(files...)
 }
@@ -117,7 +125,7 @@ func openMerge(paths []string) (*capture.Merge, error) {
 // A damaged input delivers its intact packets; the other inputs read on to
 // their end before its error is returned.
 func openInputs(paths []string) (packetSource, error) {
-	m, err := openMerge(paths)
+	m, err := openMerge(paths, false)
 	if err != nil {
 		return nil, err
 	}

@@ -73,7 +73,7 @@ func runSplit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fs.Usage()
 		return 2
 	}
-	m, err := openMerge(files)
+	m, err := openMerge(files, false)
 	if err != nil {
 		fmt.Fprintf(stderr, "iwarpdump split: %v\n", err)
 		return 2

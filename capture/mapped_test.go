@@ -1,0 +1,234 @@
+//go:build unix
+
+package capture_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket/layers"
+	"github.com/iwarpkit/iwarpkit/capture"
+)
+
+// TestOpenMapped: a pcap file read from its mapping gives the packets and
+// the end that Open gives: every bundled pcap, large files of both byte
+// orders and resolutions with records of every length up to
+// MaxRecordLength, those files cut short at many points (inside a record
+// header, inside a record, at a record's end), a record longer than
+// MaxRecordLength, one whose captured length exceeds its original length,
+// and files too short for a header. pcapng and gzip files, which are not
+// mapped, are read as Open reads them.
+func TestOpenMapped(t *testing.T) {
+	dir := t.TempDir()
+	must := mustOpen(t)
+	check := func(name string, data []byte, wantMapped bool) {
+		t.Helper()
+		path := filepath.Join(dir, "f")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ref, rerr := capture.Open(path)
+		s, err := capture.OpenMapped(path)
+		if (err == nil) != (rerr == nil) || (err != nil && err.Error() != rerr.Error()) {
+			t.Fatalf("%s: OpenMapped: %v; Open: %v", name, err, rerr)
+		}
+		if err != nil {
+			return
+		}
+		if capture.ReadsMapped(s) != wantMapped {
+			t.Fatalf("%s: mapped %v", name, capture.ReadsMapped(s))
+		}
+		got, gend := framesOf(t, s)
+		want, wend := framesOf(t, must(ref, rerr))
+		if gend != wend || !slicesEqualStr(got, want) {
+			t.Fatalf("%s: mapped %d packets, %s; read %d, %s", name, len(got), gend, len(want), wend)
+		}
+	}
+	files, _ := filepath.Glob("../testdata/*/*.pcap")
+	if len(files) < 20 {
+		t.Fatalf("%d bundled captures", len(files))
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(f, b, len(b) >= 4 && (orderOf(b) == binary.BigEndian || binary.LittleEndian.Uint32(b) == 0xa1b2c3d4 || binary.LittleEndian.Uint32(b) == 0xa1b23c4d))
+	}
+	big := bigCaptures(t, false)
+	for _, name := range []string{"pcap-le-micro", "pcap-be-nano"} {
+		b := big[name]
+		check(name, b, true)
+		// Cut at the first record's header and inside every 37th record.
+		cuts := []int{24, 25, 24 + 15, 24 + 16}
+		off := 24
+		for i := 0; off+16 <= len(b); i++ {
+			caplen := int(orderOf(b).Uint32(b[off+8 : off+12]))
+			if i%37 == 0 {
+				cuts = append(cuts, off+16+caplen/2, off+16+caplen, off+7)
+			}
+			off += 16 + caplen
+		}
+		for _, c := range cuts {
+			check(name+" cut at "+strconv.Itoa(c), b[:c], true)
+		}
+		// A record longer than MaxRecordLength, after a good one.
+		long := bytes.Clone(b[:24+16+int(orderOf(b).Uint32(b[24+8:24+12]))+16])
+		orderOf(b).PutUint32(long[len(long)-8:], capture.MaxRecordLength+1)
+		check(name+" too long", long, true)
+		check(name+" gzip", gzipOf(t, b, 1), false)
+	}
+	check("pcapng", big["pcapng"], false)
+	for n := range 24 {
+		check("header of "+strconv.Itoa(n), big["pcap-le-micro"][:n], n >= 4)
+	}
+	check("empty", nil, false)
+}
+
+// orderOf is the byte order of the pcap file b.
+func orderOf(b []byte) binary.ByteOrder {
+	if binary.BigEndian.Uint32(b) == 0xa1b2c3d4 || binary.BigEndian.Uint32(b) == 0xa1b23c4d {
+		return binary.BigEndian
+	}
+	return binary.LittleEndian
+}
+
+// TestMappedMemory: the pages of a mapped file behind the reader are given
+// back: reading a 64 MiB file leaves the resident memory within a few
+// MiB of where it started.
+func TestMappedMemory(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("VmRSS is read from /proc (Linux)")
+	}
+	f := newPcapFile(binary.LittleEndian, true, 262144, layers.LinkTypeEthernet)
+	frame := make([]byte, 65536)
+	t0 := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	for range 1 << 10 {
+		f.add(t0, frame)
+	}
+	path := filepath.Join(t.TempDir(), "big.pcap")
+	if err := os.WriteFile(path, f.bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := capture.OpenMapped(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !capture.ReadsMapped(s) {
+		t.Fatal("not mapped")
+	}
+	before := vmRSS(t)
+	var p capture.Packet
+	most := 0
+	for i := 0; ; i++ {
+		if err := s.NextInto(&p); err != nil {
+			break
+		}
+		_ = p.Data[len(p.Data)-1] // touch the record's last page
+		if i%64 == 0 {
+			most = max(most, vmRSS(t)-before)
+		}
+	}
+	if most > 16<<20 {
+		t.Errorf("resident memory grew by %d MiB reading a 64 MiB file", most>>20)
+	}
+}
+
+func vmRSS(t *testing.T) int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmRSS")
+	return 0
+}
+
+// TestMappedTruncated: a mapped file truncated while it is read faults
+// when the lost octets are touched; under debug.SetPanicOnFault the fault
+// is a panic that can be recovered (OpenMapped's contract, and what
+// iwarpdump does).
+func TestMappedTruncated(t *testing.T) {
+	b := bigCaptures(t, true)["pcap-le-micro"]
+	path := filepath.Join(t.TempDir(), "f.pcap")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := capture.OpenMapped(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var p capture.Packet
+	for range 20 {
+		if err := s.NextInto(&p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Truncate(path, 4096); err != nil {
+		t.Fatal(err)
+	}
+	fault := func() (fault error) {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			if r := recover(); r != nil {
+				fault, _ = r.(error)
+			}
+		}()
+		for {
+			if err := s.NextInto(&p); err != nil {
+				return nil
+			}
+		}
+	}()
+	var re interface {
+		runtime.Error
+		Addr() uintptr
+	}
+	if !errors.As(fault, &re) {
+		t.Fatalf("reading on after the truncation: %v", fault)
+	}
+}
+
+// FuzzMapped: any file reads the same mapped (OpenMapped) as through
+// NewSource: the same packets, the same end.
+func FuzzMapped(f *testing.F) {
+	for _, s := range fuzzSeeds(f) {
+		f.Add(s)
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(dir, "f")
+		ref, rerr := capture.NewSource(bytes.NewReader(data), path)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := capture.OpenMapped(path)
+		if (err == nil) != (rerr == nil) {
+			t.Fatalf("OpenMapped: %v; NewSource: %v", err, rerr)
+		}
+		if err != nil {
+			return
+		}
+		got, gend := framesOf(t, s)
+		want, wend := framesOf(t, ref)
+		if gend != wend || !slicesEqualStr(got, want) {
+			t.Fatalf("mapped %d packets, %s; read %d, %s", len(got), gend, len(want), wend)
+		}
+	})
+}
