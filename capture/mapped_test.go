@@ -87,7 +87,11 @@ func TestOpenMapped(t *testing.T) {
 		check(name+" too long", long, true)
 		check(name+" gzip", gzipOf(t, b, 1), false)
 	}
-	check("pcapng", big["pcapng"], false)
+	ng := big["pcapng"]
+	check("pcapng", ng, false)
+	for _, c := range []int{4, 27, 28, 100, len(ng) / 2, len(ng) - 1} {
+		check("pcapng cut at "+strconv.Itoa(c), ng[:c], false)
+	}
 	for n := range 24 {
 		check("header of "+strconv.Itoa(n), big["pcap-le-micro"][:n], n >= 4)
 	}
