@@ -4,7 +4,9 @@
 # Generates the workload with synth (8 connections, markers in half, CRC on,
 # messages 0 B to 256 KiB, MSS 1460; SIZE, default 512M), then runs each
 # command RUNS times (default 3) and prints the median wall time, the
-# throughput, the peak RSS and the ratio to tshark:
+# median CPU time (user and system: hypervisor steal stretches a run's wall
+# time, not its CPU time), the throughput, the peak RSS and the ratio to
+# tshark:
 #   iwarpdump -q -z conn      full dissection, CRC checked, findings, no per-record output
 #   iwarpdump -T jsonl        every record as JSON Lines, to /dev/null
 #   the same two with -j 2    two workers (output identical to -j 1)
@@ -44,7 +46,7 @@ echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}
 echo "workload: $pcap ($bytes octets), $runs runs each, median shown"
 echo "tshark: $(tshark --version | head -1)"
 "$dir/ceiling" # what 2 goroutines can gain on this machine at best
-printf '%-38s %8s %10s %12s %10s\n' command seconds MB/s "peak RSS" "vs tshark"
+printf '%-38s %8s %8s %10s %12s %10s\n' command seconds "CPU s" MB/s "peak RSS" "vs tshark"
 
 # The commands run interleaved, one run of each per round, so that a machine
 # whose speed drifts (a shared VM) skews every command alike; the median of
@@ -65,7 +67,7 @@ cmds=("$dir/iwarpdump -r $pcap -q -z conn" "$dir/iwarpdump -r $pcap -T jsonl"
 	"$dir/baseline $pcap" "tshark -r $pcap -T fields -e iwarp_rdma.opcode"
 	"$dir/pair.sh $dir/iwarpdump -r $pcap -q -z conn"
 	"$dir/iwarpdump -r $pcapng -q -z conn" "$dir/iwarpdump -j 2 -r $pcapng -q -z conn")
-declare -A times rss secs
+declare -A times cpus rss secs
 # Hypervisor steal (/proc/stat, Linux): time the VM wanted a CPU and the
 # host ran something else. A run with much of it compares badly with others.
 steal() { awk '/^cpu / {t = 0; for (i = 2; i <= NF; i++) t += $i; print $9, t}' /proc/stat 2>/dev/null || echo "0 0"; }
@@ -73,9 +75,10 @@ read -r st0 tot0 < <(steal)
 for _ in $(seq "$runs"); do
 	for i in "${!names[@]}"; do
 		read -r -a cmd <<< "${cmds[$i]}"
-		/usr/bin/time -f '%e %M' -o "$dir/time.out" "${cmd[@]}" >/dev/null 2>"$dir/stderr.out" || { cat "$dir/stderr.out" >&2; exit 1; }
-		read -r s m < "$dir/time.out"
+		/usr/bin/time -f '%e %M %U %S' -o "$dir/time.out" "${cmd[@]}" >/dev/null 2>"$dir/stderr.out" || { cat "$dir/stderr.out" >&2; exit 1; }
+		read -r s m u k < "$dir/time.out"
 		times[$i]="${times[$i]:-} $s"
+		cpus[$i]="${cpus[$i]:-} $(awk -v u="$u" -v k="$k" 'BEGIN {print u + k}')"
 		(( m > ${rss[$i]:-0} )) && rss[$i]=$m
 	done
 done
@@ -87,8 +90,9 @@ for i in "${!names[@]}"; do
 	[ "${names[$i]}" = pair ] && continue
 	b=$bytes
 	[[ ${names[$i]} == *pcapng ]] && b=$(stat -c %s "$pcapng")
-	awk -v n="${names[$i]}" -v s="${secs[${names[$i]}]}" -v m="${rss[$i]}" -v b="$b" -v t="$tsh_s" \
-		'BEGIN {printf "%-38s %8.2f %10.0f %8.0f MiB %9.1fx\n", n, s, b/1e6/s, m/1024, t/s}'
+	c=$(printf '%s\n' ${cpus[$i]} | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+	awk -v n="${names[$i]}" -v s="${secs[${names[$i]}]}" -v c="$c" -v m="${rss[$i]}" -v b="$b" -v t="$tsh_s" \
+		'BEGIN {printf "%-38s %8.2f %8.2f %10.0f %8.0f MiB %9.1fx\n", n, s, c, b/1e6/s, m/1024, t/s}'
 done
 awk -v q1="${secs[iwarpdump -q -z conn]}" -v q2="${secs[iwarpdump -j 2 -q -z conn]}" \
 	-v j1="${secs[iwarpdump -T jsonl]}" -v j2="${secs[iwarpdump -j 2 -T jsonl]}" \
