@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -208,7 +209,7 @@ func TestChunksPcapng(t *testing.T) {
 			t.Fatalf("%s: not read in chunks", ng)
 		}
 		want, werr := sourceFrames(t, ng)
-		if gerr != werr || !slicesEqual(got, want) {
+		if gerr != werr || !slices.Equal(got, want) {
 			t.Fatalf("%s: chunks %d %q, source %d %q", ng, len(got), gerr, len(want), werr)
 		}
 		b, _ := os.ReadFile(ng)
@@ -229,22 +230,10 @@ func TestChunksPcapng(t *testing.T) {
 		}
 		got, gerr, _ := chunkFrames(t, path)
 		want, werr := sourceFrames(t, path)
-		if gerr != werr || !slicesEqual(got, want) {
+		if gerr != werr || !slices.Equal(got, want) {
 			t.Fatalf("all, cut %d: chunks %d %q, source %d %q", cut, len(got), gerr, len(want), werr)
 		}
 	}
-}
-
-func slicesEqual(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func sourceFrames(t testing.TB, path string) ([]string, string) {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -49,7 +50,7 @@ func TestOpenMapped(t *testing.T) {
 		}
 		got, gend := framesOf(t, s)
 		want, wend := framesOf(t, must(ref, rerr))
-		if gend != wend || !slicesEqualStr(got, want) {
+		if gend != wend || !slices.Equal(got, want) {
 			t.Fatalf("%s: mapped %d packets, %s; read %d, %s", name, len(got), gend, len(want), wend)
 		}
 	}
@@ -231,7 +232,7 @@ func FuzzMapped(f *testing.F) {
 		}
 		got, gend := framesOf(t, s)
 		want, wend := framesOf(t, ref)
-		if gend != wend || !slicesEqualStr(got, want) {
+		if gend != wend || !slices.Equal(got, want) {
 			t.Fatalf("mapped %d packets, %s; read %d, %s", len(got), gend, len(want), wend)
 		}
 	})

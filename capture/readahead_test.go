@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -151,13 +152,13 @@ func TestOpenReadAhead(t *testing.T) {
 				}
 				got, gend := framesOf(t, ahead)
 				ref, rend := framesOf(t, must(capture.Open(path)))
-				if gend != rend || !slicesEqualStr(got, ref) {
+				if gend != rend || !slices.Equal(got, ref) {
 					t.Fatalf("%s, %d members, %s: read ahead %d packets, %s; without %d, %s", name, members, v.what, len(got), gend, len(ref), rend)
 				}
 				switch {
-				case v.what == "whole" && (gend != "EOF" || !slicesEqualStr(got, want)):
+				case v.what == "whole" && (gend != "EOF" || !slices.Equal(got, want)):
 					t.Fatalf("%s, %d members: %d packets, %s; uncompressed %d", name, members, len(got), gend, len(want))
-				case v.what != "whole" && (gend == "EOF" || len(got) > len(want) || !slicesEqualStr(got, want[:len(got)])):
+				case v.what != "whole" && (gend == "EOF" || len(got) > len(want) || !slices.Equal(got, want[:len(got)])):
 					t.Fatalf("%s, %d members, %s: %d packets, %s", name, members, v.what, len(got), gend)
 				}
 			}
@@ -171,7 +172,7 @@ func TestOpenReadAhead(t *testing.T) {
 		if capture.ReadsAhead(s) {
 			t.Errorf("%s: an uncompressed file is read ahead", name)
 		}
-		if got, end := framesOf(t, s); end != "EOF" || !slicesEqualStr(got, want) {
+		if got, end := framesOf(t, s); end != "EOF" || !slices.Equal(got, want) {
 			t.Errorf("%s uncompressed: %d packets, %s", name, len(got), end)
 		}
 	}
@@ -220,16 +221,4 @@ func mustOpen(t testing.TB) func(*capture.Source, error) *capture.Source {
 		}
 		return s
 	}
-}
-
-func slicesEqualStr(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
