@@ -222,3 +222,38 @@ func mustOpen(t testing.TB) func(*capture.Source, error) *capture.Source {
 		return s
 	}
 }
+
+// FuzzReadAhead: any capture, gzipped, reads the same ahead
+// (OpenReadAhead) as uncompressed through NewSource: the same packets and
+// the same end (the end's offsets count uncompressed octets in both).
+func FuzzReadAhead(f *testing.F) {
+	for _, s := range fuzzSeeds(f) {
+		f.Add(s)
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
+			return // already gzip: NewSource would undo it, OpenReadAhead twice
+		}
+		path := filepath.Join(dir, "f.gz")
+		if err := os.WriteFile(path, gzipOf(t, data, 1), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ref, rerr := capture.NewSource(bytes.NewReader(data), path)
+		s, err := capture.OpenReadAhead(path)
+		if (err == nil) != (rerr == nil) || (err != nil && err.Error() != rerr.Error()) {
+			t.Fatalf("OpenReadAhead: %v; NewSource: %v", err, rerr)
+		}
+		if err != nil {
+			return
+		}
+		if len(data) >= 4 && !capture.ReadsAhead(s) {
+			t.Fatal("a gzip file is not read ahead")
+		}
+		got, gend := framesOf(t, s)
+		want, wend := framesOf(t, ref)
+		if gend != wend || !slices.Equal(got, want) {
+			t.Fatalf("read ahead %d packets, %s; uncompressed %d, %s", len(got), gend, len(want), wend)
+		}
+	})
+}

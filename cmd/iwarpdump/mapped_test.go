@@ -31,7 +31,7 @@ func TestFileCutWhileRead(t *testing.T) {
 	}
 	defer func() { testPacketHook = nil }()
 	code, _, errs := runCmd(t, nil, "-r", p, "--strict")
-	if code != 3 || !strings.Contains(errs, p+": the file was cut short while it was read (memory fault at 0x") ||
+	if code != 3 || !strings.Contains(errs, p+": the file was cut short while it was read, or could not be read (memory fault at 0x") ||
 		!strings.Contains(errs, " packets before the damage") {
 		t.Errorf("exit %d, stderr:\n%s", code, errs)
 	}

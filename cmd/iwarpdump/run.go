@@ -321,7 +321,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// The decoder may hold octets of the lost pages: it is not
 		// closed, and what it had not yet printed is lost.
 		_ = w.Flush()
-		fmt.Fprintf(stderr, "iwarpdump: %s: the file was cut short while it was read (%v)\n", strings.Join(files, " "), fault)
+		fmt.Fprintf(stderr, "iwarpdump: %s: the file was cut short while it was read, or could not be read (%v)\n", strings.Join(files, " "), fault)
 		fmt.Fprintf(stderr, "iwarpdump: decoded %d packets before the damage\n", n)
 		damaged = true
 	}
