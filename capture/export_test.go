@@ -12,6 +12,3 @@ func PcapgoOnly(s *Source) {
 // ReadsAhead reports whether s reads its file ahead in another goroutine
 // (OpenReadAhead on a gzip file).
 func ReadsAhead(s *Source) bool { return s.ahead != nil }
-
-// ReadsMapped reports whether s reads a mapping of its file (OpenMapped).
-func ReadsMapped(s *Source) bool { return s.mapped != nil }

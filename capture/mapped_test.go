@@ -45,8 +45,8 @@ func TestOpenMapped(t *testing.T) {
 		if err != nil {
 			return
 		}
-		if capture.ReadsMapped(s) != wantMapped {
-			t.Fatalf("%s: mapped %v", name, capture.ReadsMapped(s))
+		if s.Mapped() != wantMapped {
+			t.Fatalf("%s: mapped %v", name, s.Mapped())
 		}
 		got, gend := framesOf(t, s)
 		want, wend := framesOf(t, must(ref, rerr))
@@ -129,7 +129,7 @@ func TestMappedMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if !capture.ReadsMapped(s) {
+	if !s.Mapped() {
 		t.Fatal("not mapped")
 	}
 	before := vmRSS(t)

@@ -218,6 +218,11 @@ func isPcapMagic(magic uint32) bool {
 	return false
 }
 
+// Mapped reports whether s reads its file from a memory mapping
+// (OpenMapped): touching a packet's octets then faults if the file is
+// truncated meanwhile.
+func (s *Source) Mapped() bool { return s.mapped != nil }
+
 // Name returns the name the source was opened with ("-" for standard input).
 func (s *Source) Name() string { return s.name }
 

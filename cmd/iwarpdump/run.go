@@ -152,6 +152,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 
 	var src packetSource
+	mapped := false // src reads a mapped file: the loop runs under underFaults
 	if live.active() {
 		ls, code := openLive(ctx, live, fs.Args(), stderr)
 		if ls == nil {
@@ -163,8 +164,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// -j N reads in chunks, Parquet rows may keep octets): mapped,
 		// not read (capture.OpenMapped), the loop below recovering from
 		// the fault of a file truncated meanwhile.
-		mapped := *jobs == 1 && !parquetOut
-		fsrc, err := openMerge(files, mapped)
+		fsrc, err := openMerge(files, *jobs == 1 && !parquetOut)
 		if err != nil {
 			fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
 			var pe *iofs.PathError
@@ -179,6 +179,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 			return 0
 		}
+		mapped = fsrc.Len() == 1 && fsrc.Source(0).Mapped()
 		if parquetOut {
 			// -w names the Parquet directory here, not a capture to write.
 			src = fsrc
@@ -317,7 +318,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	if fault := underFaults(loop); fault != nil {
+	if !mapped {
+		loop()
+	} else if fault := underFaults(loop); fault != nil {
 		// The decoder may hold octets of the lost pages: it is not
 		// closed, and what it had not yet printed is lost.
 		_ = w.Flush()
