@@ -177,7 +177,7 @@ func cmConnFields(out []KV, s *flows.CMSummary) []KV {
 
 func sctpCommon(out []KV, r *flows.Record) []KV {
 	x := r.SCTP
-	src, dst := addr(r)
+	src, dst := addr(r, 0)
 	frames := make([]Value, len(x.Frames))
 	for i, f := range x.Frames {
 		frames[i] = Uint(f)
@@ -193,7 +193,7 @@ func sctpDDPFields(out []KV, r *flows.Record) []KV {
 	if x.SegOK {
 		// The ddp/rdmap keys as fpduFields writes them.
 		f := flows.FPDURecord{Seg: x.Seg, SegOK: true, PayloadLen: x.PayloadLen}
-		kvs := fpduFields(nil, &flows.Record{FPDU: &f})
+		kvs := fpduFields(nil, &flows.Record{FPDU: &f}, 0)
 		for i, e := range kvs {
 			if e.Key == "mpa.crc_status" {
 				out = append(out, kvs[i+1:]...)

@@ -1,6 +1,7 @@
 package format
 
 import (
+	"strings"
 	"time"
 
 	"github.com/iwarpkit/iwarpkit/dissect"
@@ -17,8 +18,11 @@ func Timestamp(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05.000000000Z07:00")
 }
 
-func addr(r *flows.Record) (string, string) {
+func addr(r *flows.Record, omit Omit) (string, string) {
 	var s, d string
+	if omit&OmitAddrs != 0 {
+		return s, d
+	}
 	if r.Src.IsValid() {
 		s = r.Src.String()
 	}
@@ -36,16 +40,76 @@ func Fields(r *flows.Record) []KV {
 
 // AppendFields is Fields appending to dst, so that a caller rendering many
 // records reuses one slice.
-func AppendFields(out []KV, r *flows.Record) []KV {
+func AppendFields(out []KV, r *flows.Record) []KV { return AppendFieldsOmit(out, r, 0) }
+
+// Omit names fields of a record that AppendFieldsOmit need not list, for a
+// reader that does not look at them (a display filter that names other
+// fields): listing every field of every FPDU made a filtered decode twice
+// as slow as an unfiltered one, and formatting the timestamp and the
+// endpoints as text was most of that.
+type Omit uint16
+
+// The fields Omit can name. The groups other than OmitTS and OmitAddrs are
+// of fpdu records only.
+const (
+	OmitTS       Omit = 1 << iota // "ts"
+	OmitAddrs                     // "src", "dst" and "dir" ("dir" of fpdu records only)
+	OmitTCP                       // "seq", "len", "frames"
+	OmitMPA                       // "mpa.*"
+	OmitDDP                       // "ddp.*"
+	OmitRDMAP                     // "rdmap.*", "payload_len"
+	OmitFindings                  // "findings"
+
+	OmitAll = OmitTS | OmitAddrs | OmitTCP | OmitMPA | OmitDDP | OmitRDMAP | OmitFindings
+)
+
+// Reads returns the groups of Omit that a reader of the top-level key key
+// (or of a member of it: "rdmap.term.code") needs: none for the keys every
+// record lists first ("v", "type", "frame", "conn"), every group for a key
+// it does not know.
+func Reads(key string) Omit {
+	switch key {
+	case "v", "type", "frame", "conn":
+		return 0
+	case "ts":
+		return OmitTS
+	case "src", "dst", "dir":
+		return OmitAddrs
+	case "seq", "len", "frames":
+		return OmitTCP
+	case "payload_len":
+		return OmitRDMAP
+	case "findings":
+		return OmitFindings
+	}
+	switch {
+	case strings.HasPrefix(key, "mpa."):
+		return OmitMPA
+	case strings.HasPrefix(key, "ddp."):
+		return OmitDDP
+	case strings.HasPrefix(key, "rdmap."):
+		return OmitRDMAP
+	}
+	return OmitAll
+}
+
+// AppendFieldsOmit is AppendFields without the fields omit names (a ts
+// or an endpoint omitted is an empty string): its list is for a reader
+// that ignores them, not for output.
+func AppendFieldsOmit(out []KV, r *flows.Record, omit Omit) []KV {
+	ts := ""
+	if omit&OmitTS == 0 {
+		ts = Timestamp(r.TS)
+	}
 	out = append(out, kvu("v", SchemaVersion), kvs("type", r.Type.String()), kvu("frame", r.Frame),
-		kvs("ts", Timestamp(r.TS)), kvu("conn", uint64(r.Conn)))
+		kvs("ts", ts), kvu("conn", uint64(r.Conn)))
 	switch r.Type {
 	case flows.RecMPA:
-		out = mpaFields(out, r)
+		out = mpaFields(out, r, omit)
 	case flows.RecFPDU:
-		out = fpduFields(out, r)
+		out = fpduFields(out, r, omit)
 	case flows.RecMessage:
-		out = messageFields(out, r)
+		out = messageFields(out, r, omit)
 	case flows.RecFinding:
 		out = findingFields(out, *r.Finding)
 	case flows.RecConn:
@@ -56,10 +120,10 @@ func AppendFields(out []KV, r *flows.Record) []KV {
 	return out
 }
 
-func mpaFields(out []KV, r *flows.Record) []KV {
+func mpaFields(out []KV, r *flows.Record, omit Omit) []KV {
 	m := r.MPA
 	f := m.Frame
-	src, dst := addr(r)
+	src, dst := addr(r, omit)
 	out = append(out, kvs("kind", f.Kind.String()), kvs("src", src), kvs("dst", dst), kvs("dir", r.Dir.String()),
 		kvu("seq", uint64(m.Seq)), kvb("m", f.M), kvb("c", f.C), kvb("r", f.R), kvb("s", f.S),
 		kvu("res", uint64(f.Res)), kvu("rev", uint64(f.Rev)), kvu("pd_len", uint64(f.PDLen)), kv("pd", Bytes(f.PD)))
@@ -103,17 +167,29 @@ func findingFields(out []KV, f dissect.Finding) []KV {
 		kv("frames", List(frames)), kvs("ref", f.Ref))
 }
 
-// ddpFields appends the DDP header fields (RFC 5041 §4) with the given key
-// prefix ("ddp." at top level, "" inside a Terminate's terminated header).
-func ddpFields(out []KV, p string, h ddp.Header) []KV {
-	out = append(out, kvb(p+"t", h.T), kvb(p+"l", h.L), kvu(p+"dv", uint64(h.DV)))
+// ddpKeys are the keys of the DDP header fields: at top level, and inside
+// a Terminate's terminated header. Constant strings: concatenating a
+// prefix was six allocations per FPDU record.
+var ddpKeys = [2]struct{ t, l, dv, rsvd, stag, to, qn, msn, mo string }{
+	{"ddp.t", "ddp.l", "ddp.dv", "ddp.rsvd", "ddp.stag", "ddp.to", "ddp.qn", "ddp.msn", "ddp.mo"},
+	{"t", "l", "dv", "rsvd", "stag", "to", "qn", "msn", "mo"},
+}
+
+// ddpFields appends the DDP header fields (RFC 5041 §4) named as at top
+// level ("ddp.t", top) or inside a Terminate's terminated header ("t").
+func ddpFields(out []KV, top bool, h ddp.Header) []KV {
+	k := &ddpKeys[1]
+	if top {
+		k = &ddpKeys[0]
+	}
+	out = append(out, kvb(k.t, h.T), kvb(k.l, h.L), kvu(k.dv, uint64(h.DV)))
 	if h.Rsvd != 0 {
-		out = append(out, kvu(p+"rsvd", uint64(h.Rsvd)))
+		out = append(out, kvu(k.rsvd, uint64(h.Rsvd)))
 	}
 	if h.T {
-		return append(out, kvu(p+"stag", uint64(h.STag)), kvu(p+"to", h.TO))
+		return append(out, kvu(k.stag, uint64(h.STag)), kvu(k.to, h.TO))
 	}
-	return append(out, kvu(p+"qn", uint64(h.QN)), kvu(p+"msn", uint64(h.MSN)), kvu(p+"mo", uint64(h.MO)))
+	return append(out, kvu(k.qn, uint64(h.QN)), kvu(k.msn, uint64(h.MSN)), kvu(k.mo, uint64(h.MO)))
 }
 
 func readFields(rr rdmap.ReadRequest) []KV {
@@ -121,27 +197,38 @@ func readFields(rr rdmap.ReadRequest) []KV {
 		kvu("src_stag", uint64(rr.SrcSTag)), kvu("src_to", rr.SrcTO)}
 }
 
-func fpduFields(out []KV, r *flows.Record) []KV {
+func fpduFields(out []KV, r *flows.Record, omit Omit) []KV {
 	f := r.FPDU
-	src, dst := addr(r)
-	frames := make([]Value, len(f.Frames))
-	for i, fr := range f.Frames {
-		frames[i] = Uint(fr)
+	if omit&OmitAddrs == 0 {
+		src, dst := addr(r, omit)
+		out = append(out, kvs("src", src), kvs("dst", dst), kvs("dir", r.Dir.String()))
 	}
-	out = append(out, kvs("src", src), kvs("dst", dst), kvs("dir", r.Dir.String()),
-		kvu("seq", uint64(f.Seq)), kvu("len", uint64(f.Len)), kv("frames", List(frames)),
-		kvu("mpa.ulpdu_len", uint64(f.ULPDULen)), kvu("mpa.pad", uint64(f.Pad)))
-	if len(f.Markers) > 0 {
-		ms := make([]Value, len(f.Markers))
-		for i, m := range f.Markers {
-			ms[i] = Object([]KV{kvu("seq", uint64(m.Seq)), kvu("fpduptr", uint64(m.FPDUPtr)), kvb("ok", m.OK)})
+	if omit&OmitTCP == 0 {
+		frames := make([]Value, len(f.Frames))
+		for i, fr := range f.Frames {
+			frames[i] = Uint(fr)
 		}
-		out = append(out, kv("mpa.markers", List(ms)))
+		out = append(out, kvu("seq", uint64(f.Seq)), kvu("len", uint64(f.Len)), kv("frames", List(frames)))
 	}
-	out = append(out, kvu("mpa.crc", uint64(f.CRC)), kvs("mpa.crc_status", f.CRCStatus.String()))
+	if omit&OmitMPA == 0 {
+		out = append(out, kvu("mpa.ulpdu_len", uint64(f.ULPDULen)), kvu("mpa.pad", uint64(f.Pad)))
+		if len(f.Markers) > 0 {
+			ms := make([]Value, len(f.Markers))
+			for i, m := range f.Markers {
+				ms[i] = Object([]KV{kvu("seq", uint64(m.Seq)), kvu("fpduptr", uint64(m.FPDUPtr)), kvb("ok", m.OK)})
+			}
+			out = append(out, kv("mpa.markers", List(ms)))
+		}
+		out = append(out, kvu("mpa.crc", uint64(f.CRC)), kvs("mpa.crc_status", f.CRCStatus.String()))
+	}
 	if f.SegOK {
 		s := &f.Seg
-		out = ddpFields(out, "ddp.", s.DDP)
+		if omit&OmitDDP == 0 {
+			out = ddpFields(out, true, s.DDP)
+		}
+		if omit&OmitRDMAP != 0 {
+			return fpduFindings(out, f, omit)
+		}
 		out = append(out, kvu("rdmap.rv", uint64(s.RV)), kvu("rdmap.opcode", uint64(s.Opcode)), kvs("rdmap.name", s.Opcode.String()))
 		if s.Rsvd != 0 {
 			out = append(out, kvu("rdmap.rsvd", uint64(s.Rsvd)))
@@ -162,7 +249,11 @@ func fpduFields(out []KV, r *flows.Record) []KV {
 		}
 		out = append(out, kvu("payload_len", uint64(f.PayloadLen)))
 	}
-	if len(f.Findings) > 0 {
+	return fpduFindings(out, f, omit)
+}
+
+func fpduFindings(out []KV, f *flows.FPDURecord, omit Omit) []KV {
+	if len(f.Findings) > 0 && omit&OmitFindings == 0 {
 		out = append(out, kv("findings", findingList(f.Findings)))
 	}
 	return out
@@ -175,7 +266,7 @@ func termFields(t rdmap.Terminate) []KV {
 		o = append(o, kvu("ddp_seg_len", uint64(t.DDPSegLen)))
 	}
 	if t.HasDDP {
-		o = append(o, kv("ddp", Object(ddpFields(nil, "", t.DDP))))
+		o = append(o, kv("ddp", Object(ddpFields(nil, false, t.DDP))))
 		// The terminated segment's RDMAP control octet (RFC 5040 §4.8).
 		c := rdmap.Control(t.DDP.ULPCtrl)
 		o = append(o, kv("rdmap", Object(append([]KV{kvu("rv", uint64(c.RV())), kvu("opcode", uint64(c.Opcode())),
@@ -219,9 +310,9 @@ func termRead(t rdmap.Terminate) []KV {
 	return []KV{kv("read", Object(readFields(t.RDMA)))}
 }
 
-func messageFields(out []KV, r *flows.Record) []KV {
+func messageFields(out []KV, r *flows.Record, omit Omit) []KV {
 	m := r.Message
-	src, dst := addr(r)
+	src, dst := addr(r, omit)
 	out = append(out, kvs("src", src), kvs("dst", dst), kvs("dir", r.Dir.String()),
 		kvu("opcode", uint64(m.Opcode)), kvs("name", m.Opcode.String()), kvu("segments", uint64(m.Segments)),
 		kvu("length", m.Length), kvu("first_frame", m.FirstFrame), kvu("last_frame", m.LastFrame))

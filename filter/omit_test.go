@@ -1,0 +1,111 @@
+package filter
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/iwarpkit/iwarpkit/format"
+)
+
+// omitFiles are captures whose records hold every record type and most
+// fields: Terminates, markers, gaps, findings, messages, RoCE and SCTP.
+var omitFiles = []string{
+	"siw/term_badwrite.pcap", "siw/term_toolong.pcap", "siw/term_sendinv.pcap", "siw/p2p_rtr2_rping.pcap",
+	"siw/mpareq_markers.pcap", "siw/reject_app_v2.pcap", "siw/basic_ib_read_bw_4096_v2_nocrc.pcap",
+	"synth/gap.pcap", "synth/terminate-llp.pcap", "synth/marker-pad-crc.pcap", "synth/retransmit-conflict.pcap",
+	"synth/rdmac.pcap", "synthext/roce-cm-v4.pcap",
+}
+
+// omitExprs are expressions for TestMatchRecordOmits besides a presence
+// test of every known name: values of the fields MatchRecord may leave
+// empty, shorthands, and relations that hold when a field is absent.
+var omitExprs = []string{
+	`ts contains "T"`, `src contains "."`, `dst contains ":"`, `dir == "i2r"`, `ts > "2000" && rdmap.opcode == 1`,
+	"mpa", "ddp", "rdmap", "fpdu", "message", "finding", "conn", "!ddp && !rdmap", "ddp.stag != 0", "frames !== 3",
+	"mpa.markers.fpduptr > 0", "mpa.markers.ok == 0", "rdmap.term.code >= 0", `findings.code contains "."`,
+	`finding.severity == "warning"`, "payload_len > 0 || seq > 0 || len > 0", "!(mpa.crc == 0)", "frame < 20",
+}
+
+// TestMatchRecordOmits: MatchRecord, which lists only the fields the filter
+// reads (format.AppendFieldsOmit), matches what Match matches on all of a
+// record's fields, for every known name and the expressions above, on
+// every record of captures that hold every record type.
+func TestMatchRecordOmits(t *testing.T) {
+	exprs := append([]string(nil), omitExprs...)
+	for _, n := range knownNames() {
+		exprs = append(exprs, n, "!"+n)
+	}
+	for _, c := range tsharkCases {
+		exprs = append(exprs, c.ours)
+	}
+	var rs []rec
+	for _, f := range omitFiles {
+		rs = append(rs, decodeFile(t, f)...)
+	}
+	omitting := 0
+	for _, expr := range exprs {
+		f, err := Compile(expr)
+		if err != nil {
+			if strings.HasPrefix(expr, "!") {
+				continue // a name that is not a test (only a value)
+			}
+			t.Fatalf("Compile(%q): %v", expr, err)
+		}
+		if f.omit != 0 {
+			omitting++
+		}
+		for _, r := range rs {
+			if got, want := f.MatchRecord(r.r), f.Match(r.kvs); got != want {
+				t.Fatalf("%q on %s frame %d: MatchRecord %v, Match %v (omit %#x)", expr, r.r.Type, r.r.Frame, got, want, f.omit)
+			}
+		}
+	}
+	if omitting < len(exprs)/2 {
+		t.Errorf("only %d of %d filters leave fields out", omitting, len(exprs))
+	}
+}
+
+// FuzzMatchRecord: for any filter, MatchRecord agrees with Match on all of
+// a record's fields.
+func FuzzMatchRecord(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	for _, s := range omitExprs {
+		f.Add(s)
+	}
+	var rs []rec
+	for _, file := range []string{"siw/term_badwrite.pcap", "synth/gap.pcap", "synth/marker-pad-crc.pcap", "siw/p2p_rtr2_rping.pcap"} {
+		rs = append(rs, decodeFile(f, file)...)
+	}
+	f.Fuzz(func(t *testing.T, expr string) {
+		flt, err := Compile(expr)
+		if err != nil {
+			return
+		}
+		for _, r := range rs {
+			if flt.MatchRecord(r.r) != flt.Match(r.kvs) {
+				t.Fatalf("%q on %s frame %d: MatchRecord and Match differ (omit %#x)", expr, r.r.Type, r.r.Frame, flt.omit)
+			}
+		}
+	})
+}
+
+// TestMatchRecordAllocs: MatchRecord on an FPDU record, for a filter on its
+// DDP and RDMAP headers, allocates nothing (issue 6: a filtered decode).
+func TestMatchRecordAllocs(t *testing.T) {
+	f := mustCompile(t, "rdmap.opcode == 2 && ddp.stag != 0")
+	for _, r := range siw(t, "basic_ib_read_bw_4096_v2_nocrc.pcap") {
+		if r.r.FPDU == nil || len(r.r.FPDU.Findings) > 0 {
+			continue
+		}
+		if n := testing.AllocsPerRun(100, func() { f.MatchRecord(r.r) }); n != 0 {
+			t.Errorf("frame %d: %v allocations per MatchRecord", r.r.Frame, n)
+		}
+		if _, ok := format.Get(r.kvs, "rdmap.opcode"); !ok {
+			t.Fatalf("frame %d: an fpdu record without rdmap.opcode", r.r.Frame)
+		}
+		return
+	}
+	t.Fatal("no FPDU record without findings")
+}
