@@ -235,20 +235,29 @@ func Fields() []Field {
 // Lookup finds a field by its name or by any of its aliases (Wireshark's
 // names). Names are case-sensitive, as in Wireshark.
 func Lookup(name string) (Field, bool) {
-	for i := range fields {
-		if fields[i].Name == name {
-			return fields[i], true
-		}
-	}
-	for i := range fields {
-		for _, a := range fields[i].Aliases {
-			if a == name {
-				return fields[i], true
-			}
-		}
+	if i, ok := byName[name]; ok {
+		return fields[i], true
 	}
 	return Field{}, false
 }
+
+// byName indexes the registry for Lookup: every name and alias, a name
+// before an alias and the first field before later ones, as a search of
+// the names and then of the aliases finds them. The text tree looks a name
+// up for every number it prints; scanning the registry took a fifth of
+// iwarpdump -v.
+var byName = func() map[string]int {
+	m := make(map[string]int, 2*len(fields))
+	for i := len(fields) - 1; i >= 0; i-- {
+		for _, a := range fields[i].Aliases {
+			m[a] = i
+		}
+	}
+	for i := len(fields) - 1; i >= 0; i-- {
+		m[fields[i].Name] = i
+	}
+	return m
+}()
 
 // Canonical maps a name or alias to the registry name ("" when unknown).
 func Canonical(name string) string {

@@ -1,6 +1,7 @@
 package format
 
 import (
+	"net/netip"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -29,9 +30,9 @@ func AppendText(dst []byte, r *flows.Record, o TextOptions) []byte {
 	dst = append(dst, ' ')
 	switch r.Type {
 	case flows.RecMPA, flows.RecFPDU, flows.RecMessage:
-		dst = append(dst, r.Src.String()...)
+		dst = appendEndpoint(dst, r.Src)
 		dst = append(dst, " > "...)
-		dst = append(dst, r.Dst.String()...)
+		dst = appendEndpoint(dst, r.Dst)
 		dst = append(dst, ": "...)
 	default:
 		dst = append(dst, "conn "...)
@@ -361,7 +362,12 @@ func onOff(b bool) string {
 // appendSafe appends s with every control character, escape sequence
 // introducer and invalid UTF-8 octet shown as a \x.. or \u.... escape.
 func appendSafe(dst []byte, s string) []byte {
-	for i := 0; i < len(s); {
+	i := 0
+	for i < len(s) && s[i] >= 0x20 && s[i] < 0x7f && s[i] != '\\' {
+		i++ // the common case: printable ASCII, appended at once below
+	}
+	dst = append(dst, s[:i]...)
+	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c < 0x20 || c == 0x7f || c == '\\' {
@@ -387,6 +393,14 @@ func appendSafe(dst []byte, s string) []byte {
 		i += n
 	}
 	return dst
+}
+
+// appendEndpoint appends a.String() without allocating.
+func appendEndpoint(dst []byte, a netip.AddrPort) []byte {
+	if !a.IsValid() {
+		return append(dst, a.String()...)
+	}
+	return a.AppendTo(dst)
 }
 
 // AppendTree appends the field tree: one "name: value" line per field,

@@ -1,0 +1,101 @@
+package format
+
+import (
+	"path/filepath"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/iwarpkit/iwarpkit/flows"
+	"github.com/iwarpkit/iwarpkit/internal/testutil"
+)
+
+// appendSafeScan is appendSafe rune by rune, without the run of printable
+// ASCII taken at once.
+func appendSafeScan(dst []byte, s string) []byte {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '\\':
+				dst = append(dst, '\\', '\\')
+			case c < 0x20 || c == 0x7f:
+				dst = append(dst, '\\', 'x', hexDigits[c>>4], hexDigits[c&15])
+			default:
+				dst = append(dst, c)
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if (r == utf8.RuneError && n == 1) || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' || r == '\u202e' || r == '\u200f' {
+			for j := 0; j < n; j++ {
+				dst = append(dst, '\\', 'x', hexDigits[s[i+j]>>4], hexDigits[s[i+j]&15])
+			}
+		} else {
+			dst = append(dst, s[i:i+n]...)
+		}
+		i += n
+	}
+	return dst
+}
+
+// TestAppendSafe: control octets, backslashes, invalid UTF-8 and the
+// Unicode controls are escaped wherever they are, printable text is not.
+func TestAppendSafe(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"", ""},
+		{"rdmap.opcode", "rdmap.opcode"},
+		{`a\b`, `a\\b`},
+		{"\\", `\\`},
+		{"tab\there", `tab\x09here`},
+		{"\x00\x1f\x7f~ ", `\x00\x1f\x7f~ `},
+		{"caf\u00e9", "caf\u00e9"},
+		{"bad\xff\xfeend", `bad\xff\xfeend`},
+		{"c1\u0085x", `c1\xc2\x85x`},
+		{"bidi\u202eevil\u2028", `bidi\xe2\x80\xaeevil\xe2\x80\xa8`},
+		{"ok then \x1b[31m", `ok then \x1b[31m`},
+	} {
+		if got := string(appendSafe([]byte("> "), c.in)); got != "> "+c.want {
+			t.Errorf("appendSafe(%q) = %q, want %q", c.in, got, "> "+c.want)
+		}
+		if got, ref := string(appendSafe(nil, c.in)), string(appendSafeScan(nil, c.in)); got != ref {
+			t.Errorf("appendSafe(%q) = %q, the scan gives %q", c.in, got, ref)
+		}
+	}
+}
+
+// FuzzAppendSafe: appendSafe is the rune-by-rune scan.
+func FuzzAppendSafe(f *testing.F) {
+	for _, s := range []string{"", "abc", "a\\b", "\x00", "caf\u00e9", "\xff", "\u202e", "abc\x7fdef"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, ref := string(appendSafe(nil, s)), string(appendSafeScan(nil, s)); got != ref {
+			t.Fatalf("appendSafe(%q) = %q, the scan gives %q", s, got, ref)
+		}
+	})
+}
+
+// BenchmarkAppendText: the text line of an FPDU record, and with its field
+// tree (-v), as iwarpdump writes them.
+func BenchmarkAppendText(b *testing.B) {
+	var r *flows.Record
+	for _, x := range testutil.Decode(b, filepath.Join("..", "testdata", "siw", "basic_ib_read_bw_4096_v2_nocrc.pcap"), flows.Options{}) {
+		if x.Type == flows.RecFPDU && x.FPDU.SegOK {
+			r = x
+			break
+		}
+	}
+	for _, c := range []struct {
+		name string
+		o    TextOptions
+	}{{"line", TextOptions{}}, {"tree", TextOptions{Verbose: true}}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var buf []byte
+			for b.Loop() {
+				buf = AppendText(buf[:0], r, c.o)
+			}
+		})
+	}
+}
