@@ -13,6 +13,7 @@
 #   tshark -T fields -e iwarp_rdma.opcode
 #   baseline                  read + Ethernet/IP/TCP decode (gopacket) + CRC32c of every payload octet
 #   -q -z conn with 1 and 2 workers on the same packets as pcapng (editcap)
+#   a display filter, iwarpdump -Y and tshark -Y, matching the Sends
 # and first the machine's parallel ceiling (bench/ceiling: the speed-up of a
 # CPU-bound loop on 2 goroutines), the most any 2-worker ratio can show.
 # Each round also runs two `iwarpdump -q -z conn` processes side by side:
@@ -53,7 +54,8 @@ printf '%-38s %8s %8s %10s %12s %10s\n' command seconds "CPU s" MB/s "peak RSS" 
 # the rounds is shown. Peak RSS is the maximum over the rounds.
 names=("iwarpdump -q -z conn" "iwarpdump -T jsonl" "iwarpdump -j 2 -q -z conn" "iwarpdump -j 2 -T jsonl"
 	"baseline (gopacket read+TCP+CRC32c)" "tshark -T fields -e iwarp_rdma.opcode" "pair"
-	"iwarpdump -q -z conn, pcapng" "iwarpdump -j 2 -q -z conn, pcapng")
+	"iwarpdump -q -z conn, pcapng" "iwarpdump -j 2 -q -z conn, pcapng"
+	"iwarpdump -Y rdmap.opcode==4" "tshark -Y iwarp_rdma.opcode==4")
 cat > "$dir/pair.sh" <<'PAIR'
 #!/usr/bin/env bash
 # pair.sh CMD...: runs CMD twice side by side; fails if either fails.
@@ -66,7 +68,8 @@ cmds=("$dir/iwarpdump -r $pcap -q -z conn" "$dir/iwarpdump -r $pcap -T jsonl"
 	"$dir/iwarpdump -j 2 -r $pcap -q -z conn" "$dir/iwarpdump -j 2 -r $pcap -T jsonl"
 	"$dir/baseline $pcap" "tshark -r $pcap -T fields -e iwarp_rdma.opcode"
 	"$dir/pair.sh $dir/iwarpdump -r $pcap -q -z conn"
-	"$dir/iwarpdump -r $pcapng -q -z conn" "$dir/iwarpdump -j 2 -r $pcapng -q -z conn")
+	"$dir/iwarpdump -r $pcapng -q -z conn" "$dir/iwarpdump -j 2 -r $pcapng -q -z conn"
+	"$dir/iwarpdump -r $pcap -Y rdmap.opcode==4" "tshark -r $pcap -Y iwarp_rdma.opcode==4")
 declare -A times cpus rss secs
 # Hypervisor steal (/proc/stat, Linux): time the VM wanted a CPU and the
 # host ran something else. A run with much of it compares badly with others.
@@ -88,10 +91,13 @@ done
 tsh_s=${secs[tshark -T fields -e iwarp_rdma.opcode]}
 for i in "${!names[@]}"; do
 	[ "${names[$i]}" = pair ] && continue
+	t=$tsh_s
+	# A display filter is compared with tshark's display filter.
+	[[ ${names[$i]} == *" -Y "* ]] && t=${secs[tshark -Y iwarp_rdma.opcode==4]}
 	b=$bytes
 	[[ ${names[$i]} == *pcapng ]] && b=$(stat -c %s "$pcapng")
 	c=$(printf '%s\n' ${cpus[$i]} | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-	awk -v n="${names[$i]}" -v s="${secs[${names[$i]}]}" -v c="$c" -v m="${rss[$i]}" -v b="$b" -v t="$tsh_s" \
+	awk -v n="${names[$i]}" -v s="${secs[${names[$i]}]}" -v c="$c" -v m="${rss[$i]}" -v b="$b" -v t="$t" \
 		'BEGIN {printf "%-38s %8.2f %8.2f %10.0f %8.0f MiB %9.1fx\n", n, s, c, b/1e6/s, m/1024, t/s}'
 done
 awk -v q1="${secs[iwarpdump -q -z conn]}" -v q2="${secs[iwarpdump -j 2 -q -z conn]}" \
@@ -119,6 +125,11 @@ BEGIN {
 	n = split(p, a, " "); for (i = 1; i <= n; i++) half = half " " a[i] / 2
 	printf "two -q -z conn decodes side by side vs one: %s the throughput (the most 2 workers can reach here)\n", ratios(q1, half)
 }'
+# What each tool dissected: tshark finds the FPDUs that start a TCP
+# segment (its iwarp_mpa heuristic), iwarpdump every FPDU of the streams.
+tf=$(tshark -r "$pcap" -T fields -e iwarp_rdma.opcode 2>/dev/null | awk 'NF {n += split($1, a, ",")} END {print n + 0}')
+ifp=$("$dir/iwarpdump" -r "$pcap" -T jsonl | grep -c '"type":"fpdu"')
+echo "FPDUs dissected: tshark $tf (RDMAP headers), iwarpdump $ifp"
 read -r st1 tot1 < <(steal)
 awk -v s="$((st1 - st0))" -v t="$((tot1 - tot0))" 'BEGIN {if (t > 0) printf "hypervisor steal during the runs: %.1f%% of CPU time\n", 100 * s / t}'
 h1=$("$dir/iwarpdump" -r "$pcap" -T jsonl | sha256sum | cut -c1-16)
