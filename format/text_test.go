@@ -1,6 +1,7 @@
 package format
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 	"unicode/utf8"
@@ -9,32 +10,26 @@ import (
 	"github.com/iwarpkit/iwarpkit/internal/testutil"
 )
 
-// appendSafeScan is appendSafe rune by rune, without the run of printable
-// ASCII taken at once.
-func appendSafeScan(dst []byte, s string) []byte {
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '\\':
-				dst = append(dst, '\\', '\\')
-			case c < 0x20 || c == 0x7f:
-				dst = append(dst, '\\', 'x', hexDigits[c>>4], hexDigits[c&15])
-			default:
-				dst = append(dst, c)
+// appendSafeSpec is what appendSafe must append, rune by rune: a
+// backslash doubled; the octets of a control character, of an invalid
+// UTF-8 octet, of a C1 control, of a line or paragraph separator and of
+// the right-to-left override and mark as \xHH each; anything else as it is.
+func appendSafeSpec(dst []byte, s string) []byte {
+	for len(s) > 0 {
+		r, n := utf8.DecodeRuneInString(s)
+		raw := s[:n]
+		s = s[n:]
+		switch {
+		case r == '\\':
+			dst = append(dst, `\\`...)
+		case r < 0x20 || r == 0x7f || (r == utf8.RuneError && n == 1) || (r >= 0x80 && r < 0xa0) ||
+			r == '\u2028' || r == '\u2029' || r == '\u202e' || r == '\u200f':
+			for i := 0; i < len(raw); i++ {
+				dst = fmt.Appendf(dst, `\x%02x`, raw[i])
 			}
-			i++
-			continue
+		default:
+			dst = append(dst, raw...)
 		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && n == 1) || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' || r == '\u202e' || r == '\u200f' {
-			for j := 0; j < n; j++ {
-				dst = append(dst, '\\', 'x', hexDigits[s[i+j]>>4], hexDigits[s[i+j]&15])
-			}
-		} else {
-			dst = append(dst, s[i:i+n]...)
-		}
-		i += n
 	}
 	return dst
 }
@@ -58,20 +53,20 @@ func TestAppendSafe(t *testing.T) {
 		if got := string(appendSafe([]byte("> "), c.in)); got != "> "+c.want {
 			t.Errorf("appendSafe(%q) = %q, want %q", c.in, got, "> "+c.want)
 		}
-		if got, ref := string(appendSafe(nil, c.in)), string(appendSafeScan(nil, c.in)); got != ref {
-			t.Errorf("appendSafe(%q) = %q, the scan gives %q", c.in, got, ref)
+		if got, ref := string(appendSafe(nil, c.in)), string(appendSafeSpec(nil, c.in)); got != ref {
+			t.Errorf("appendSafe(%q) = %q, the spec gives %q", c.in, got, ref)
 		}
 	}
 }
 
-// FuzzAppendSafe: appendSafe is the rune-by-rune scan.
+// FuzzAppendSafe: appendSafe appends what appendSafeSpec does.
 func FuzzAppendSafe(f *testing.F) {
 	for _, s := range []string{"", "abc", "a\\b", "\x00", "caf\u00e9", "\xff", "\u202e", "abc\x7fdef"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, ref := string(appendSafe(nil, s)), string(appendSafeScan(nil, s)); got != ref {
-			t.Fatalf("appendSafe(%q) = %q, the scan gives %q", s, got, ref)
+		if got, ref := string(appendSafe(nil, s)), string(appendSafeSpec(nil, s)); got != ref {
+			t.Fatalf("appendSafe(%q) = %q, the spec gives %q", s, got, ref)
 		}
 	})
 }
