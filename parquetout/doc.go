@@ -23,8 +23,11 @@
 //     files are renamed into place when complete: a rerun replaces its files,
 //     byte for byte the same.
 //   - Bounded memory. Rows go out in row groups of at most
-//     Options.RowGroupRows rows, Snappy-compressed, string columns of few
-//     distinct values dictionary-encoded.
+//     Options.RowGroupRows rows (64 Ki), Snappy-compressed, string columns
+//     of few distinct values dictionary-encoded, pages built in buffers of
+//     Options.PageBufferSize (32 KiB). What still grows with the input is
+//     the metadata of the row groups written (some 50 KB each), which
+//     parquet-go keeps for the footer.
 //
 // Tables (one directory each): mpa (MPA Requests and Replies, RFC 5044
 // §7.1), fpdus (FPDUs with their DDP and RDMAP headers, RFC 5044 §4,
