@@ -93,9 +93,11 @@ func Reads(key string) Omit {
 	return OmitAll
 }
 
-// AppendFieldsOmit is AppendFields without the fields omit names (a ts
-// or an endpoint omitted is an empty string): its list is for a reader
-// that ignores them, not for output.
+// AppendFieldsOmit is AppendFields without the fields omit names: they
+// are left out, or listed as empty strings (ts, and the endpoints of mpa
+// and message records). Its list is for a reader that ignores them (a
+// display filter), not for output: every other field is listed as
+// AppendFields lists it, in the same order (TestAppendFieldsOmit).
 func AppendFieldsOmit(out []KV, r *flows.Record, omit Omit) []KV {
 	ts := ""
 	if omit&OmitTS == 0 {
