@@ -93,7 +93,7 @@ func (w *JSONWriter) appendTS(dst []byte, t time.Time) []byte {
 	t = t.UTC()
 	sec := t.Unix()
 	if !w.tsOK || sec != w.tsSec {
-		full := t.Truncate(time.Second).AppendFormat(w.tsText[:0], "2006-01-02T15:04:05.000000000Z07:00")
+		full := t.Truncate(time.Second).AppendFormat(w.tsText[:0], tsLayout)
 		// Keep "....:05." (the nine zero digits and the zone are redone).
 		if len(full) < 11 || full[len(full)-11] != '.' || full[len(full)-1] != 'Z' {
 			return append(dst, Timestamp(t)...)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/iwarpkit/iwarpkit/flows"
@@ -93,4 +94,38 @@ func BenchmarkAppendText(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestTimestamp: Timestamp is time.Format's RFC 3339 with nine fractional
+// digits in UTC, for times in any zone, across the years and at the edges
+// of the fast path.
+func TestTimestamp(t *testing.T) {
+	east := time.FixedZone("x", 5*3600+30*60)
+	for _, tm := range []time.Time{
+		{}, time.Unix(0, 0), time.Unix(1704067200, 123456789), time.Unix(1704067199, 999999999).In(east),
+		time.Date(2024, 2, 29, 23, 59, 59, 1, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(0, 1, 1, 0, 0, 0, 5, east),
+		time.Unix(-62135596801, 0), time.Unix(253402300800, 0), time.Unix(1<<40, 7),
+	} {
+		if got, want := Timestamp(tm), tm.UTC().Format(tsLayout); got != want {
+			t.Errorf("Timestamp(%v) = %q, want %q", tm, got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = appendTimestamp(make([]byte, 0, 64), time.Unix(1704067200, 5)) }); n != 0 {
+		t.Errorf("appendTimestamp allocates %v times", n)
+	}
+}
+
+// FuzzTimestamp: Timestamp is Format's, for any instant.
+func FuzzTimestamp(f *testing.F) {
+	f.Add(int64(0), int64(0))
+	f.Add(int64(1704067200), int64(123456789))
+	f.Add(int64(-62135596800), int64(-1))
+	f.Add(int64(253402300799), int64(999999999))
+	f.Fuzz(func(t *testing.T, sec, nsec int64) {
+		tm := time.Unix(sec, nsec)
+		if got, want := Timestamp(tm), tm.UTC().Format(tsLayout); got != want {
+			t.Fatalf("Timestamp(%d, %d) = %q, want %q", sec, nsec, got, want)
+		}
+	})
 }
