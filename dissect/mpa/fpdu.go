@@ -2,9 +2,9 @@ package mpa
 
 import (
 	"encoding/binary"
-	"hash/crc32"
 
 	"github.com/iwarpkit/iwarpkit/dissect"
+	"github.com/iwarpkit/iwarpkit/internal/crc32c"
 )
 
 // Sizes of the FPDU, the Framed Protocol Data Unit (RFC 5044 §4.1):
@@ -145,22 +145,19 @@ func AppendFPDUChecked(dst, ulpdu []byte, crc bool) ([]byte, error) {
 	return AppendFPDU(dst, ulpdu, crc), nil
 }
 
-// castagnoli is the CRC-32C table; hash/crc32 uses the CPU's CRC32
-// instructions for it where there are any.
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
 // CRC32C returns the CRC-32C (Castagnoli: reflected polynomial 0x82F63B78,
 // initial value and final XOR 0xFFFFFFFF) of b, the CRC MPA uses
 // (RFC 5044 §4.4). MPA puts the value on the wire least significant octet
-// first.
-func CRC32C(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+// first. It is internal/crc32c's, several times faster than hash/crc32 on
+// FPDU-sized buffers where the CPU has AVX-512.
+func CRC32C(b []byte) uint32 { return crc32c.Checksum(b) }
 
 // UpdateCRC32C returns the CRC-32C of the octets that crc covered followed
 // by b, so that UpdateCRC32C(CRC32C(x), y) == CRC32C(x+y) and
 // UpdateCRC32C(0, x) == CRC32C(x). It lets a caller checksum an FPDU
 // piece by piece as it lies on the wire, markers included (RFC 5044 §4.4),
 // across TCP segments, without copying.
-func UpdateCRC32C(crc uint32, b []byte) uint32 { return crc32.Update(crc, castagnoli, b) }
+func UpdateCRC32C(crc uint32, b []byte) uint32 { return crc32c.Update(crc, b) }
 
 // MULPDU returns the Maximum ULPDU, the largest ULPDU that fits in one TCP
 // segment of emss octets (the Effective MSS: the MSS less the TCP options

@@ -2,9 +2,9 @@ package sctp
 
 import (
 	"encoding/binary"
-	"hash/crc32"
 
 	"github.com/iwarpkit/iwarpkit/dissect"
+	"github.com/iwarpkit/iwarpkit/internal/crc32c"
 )
 
 // IPProto is SCTP's IP protocol number.
@@ -47,10 +47,7 @@ func AppendHeader(dst []byte, h Header) []byte {
 	return binary.LittleEndian.AppendUint32(dst, h.Checksum)
 }
 
-var (
-	castagnoli = crc32.MakeTable(crc32.Castagnoli)
-	zero4      [4]byte // the checksum field as Checksum sums it; never written
-)
+var zero4 [4]byte // the checksum field as Checksum sums it; never written
 
 // Checksum computes the CRC32c of a whole SCTP packet (common header and
 // chunks) with the checksum field taken as zero (RFC 9260 §6.8 and
@@ -62,9 +59,9 @@ func Checksum(pkt []byte) uint32 {
 	if len(pkt) < HeaderLen {
 		return 0
 	}
-	c := crc32.Update(0, castagnoli, pkt[:8])
-	c = crc32.Update(c, castagnoli, zero4[:])
-	return crc32.Update(c, castagnoli, pkt[HeaderLen:])
+	c := crc32c.Update(0, pkt[:8])
+	c = crc32c.Update(c, zero4[:])
+	return crc32c.Update(c, pkt[HeaderLen:])
 }
 
 // SetChecksum writes Checksum(pkt) into the checksum field of pkt.
