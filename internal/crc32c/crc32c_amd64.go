@@ -4,21 +4,44 @@ package crc32c
 
 import "golang.org/x/sys/cpu"
 
-// foldMin is the shortest buffer foldAVX512 takes.
+// foldMin is the shortest buffer the folding functions take.
 const foldMin = 64
 
-// hasFold: the CPU (and the OS, which must save the 512-bit registers) has
-// what foldAVX512 uses. Tests may clear it to exercise the generic code.
-var hasFold = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VPCLMULQDQ &&
-	cpu.X86.HasPCLMULQDQ && cpu.X86.HasSSE42
+// Implementations, in the order update prefers them.
+const (
+	implAVX512  = iota // foldAVX512: four 512-bit accumulators
+	implCLMUL          // foldCLMUL: four 128-bit accumulators
+	implGeneric        // hash/crc32
+)
 
-func accelerated() bool { return hasFold }
+// impl is the implementation update uses: the best the CPU (and the OS,
+// which must save the wider registers) supports. Tests change it to
+// exercise each one this CPU can run.
+var impl = best()
+
+func best() int {
+	switch {
+	case !cpu.X86.HasSSE42 || !cpu.X86.HasSSE41 || !cpu.X86.HasPCLMULQDQ:
+		return implGeneric
+	case cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VPCLMULQDQ:
+		return implAVX512
+	}
+	return implCLMUL
+}
+
+func accelerated() bool { return impl != implGeneric }
 
 func update(crc uint32, p []byte) uint32 {
-	if !hasFold || len(p) < foldMin {
+	if len(p) < foldMin {
 		return generic(crc, p)
 	}
-	return ^foldAVX512(^crc, p, &foldKeys)
+	switch impl {
+	case implAVX512:
+		return ^foldAVX512(^crc, p, &foldKeys)
+	case implCLMUL:
+		return ^foldCLMUL(^crc, p, &foldKeys)
+	}
+	return generic(crc, p)
 }
 
 // foldKey holds the two multipliers that move a 128-bit block F bits
@@ -31,13 +54,15 @@ type foldKey [2]uint64
 
 func keyFor(f int) foldKey { return foldKey{uint64(xPow(f + 31)), uint64(xPow(f - 33))} }
 
-// foldKeys, in the order foldAVX512 reads them: 256 octets (four 512-bit
-// registers), 64 octets, then 48, 32 and 16 octets for the last register's
-// 128-bit lanes.
+// foldKeys, in the order the folding functions read them: 256 octets, 64
+// octets, then 48, 32 and 16 octets.
 var foldKeys = [5]foldKey{keyFor(256 * 8), keyFor(64 * 8), keyFor(48 * 8), keyFor(32 * 8), keyFor(16 * 8)}
 
-// foldAVX512 returns the (non-inverted) CRC register after p, from the
-// register crc; len(p) >= foldMin. It is in crc32c_amd64.s.
+// foldAVX512 and foldCLMUL return the (non-inverted) CRC register after p,
+// from the register crc; len(p) >= foldMin. They are in crc32c_amd64.s.
 //
 //go:noescape
 func foldAVX512(crc uint32, p []byte, k *[5]foldKey) uint32
+
+//go:noescape
+func foldCLMUL(crc uint32, p []byte, k *[5]foldKey) uint32

@@ -142,3 +142,119 @@ tail1:
 done:
 	MOVL AX, ret+40(FP)
 	RET
+
+// func foldCLMUL(crc uint32, p []byte, k *[5]foldKey) uint32
+//
+// foldAVX512 with SSE registers, for CPUs without AVX-512: four 128-bit
+// accumulators folded 64 octets at a time, then into one, then 16 octets at
+// a time, then the same reduction and tail.
+TEXT ·foldCLMUL(SB), NOSPLIT, $0-44
+	MOVL  crc+0(FP), AX
+	MOVQ  p_base+8(FP), SI
+	MOVQ  p_len+16(FP), CX
+	MOVQ  k+32(FP), DX
+	MOVOU 0(SI), X0
+	MOVOU 16(SI), X1
+	MOVOU 32(SI), X2
+	MOVOU 48(SI), X3
+	MOVQ  AX, X4 // clears the upper 64 bits
+	PXOR  X4, X0
+	ADDQ  $64, SI
+	SUBQ  $64, CX
+	MOVOU 16(DX), X5 // 64 octets on
+
+sse64:
+	CMPQ      CX, $64
+	JB        sse4
+	MOVO      X0, X6
+	MOVO      X1, X7
+	MOVO      X2, X8
+	MOVO      X3, X9
+	PCLMULQDQ $0x00, X5, X6
+	PCLMULQDQ $0x11, X5, X0
+	PCLMULQDQ $0x00, X5, X7
+	PCLMULQDQ $0x11, X5, X1
+	PCLMULQDQ $0x00, X5, X8
+	PCLMULQDQ $0x11, X5, X2
+	PCLMULQDQ $0x00, X5, X9
+	PCLMULQDQ $0x11, X5, X3
+	MOVOU     0(SI), X10
+	MOVOU     16(SI), X11
+	MOVOU     32(SI), X12
+	MOVOU     48(SI), X13
+	PXOR      X6, X0
+	PXOR      X7, X1
+	PXOR      X8, X2
+	PXOR      X9, X3
+	PXOR      X10, X0
+	PXOR      X11, X1
+	PXOR      X12, X2
+	PXOR      X13, X3
+	ADDQ      $64, SI
+	SUBQ      $64, CX
+	JMP       sse64
+
+sse4:
+	// X0 is 48 octets before X3, X1 32, X2 16.
+	MOVOU     32(DX), X5
+	MOVO      X0, X6
+	PCLMULQDQ $0x00, X5, X6
+	PCLMULQDQ $0x11, X5, X0
+	PXOR      X6, X3
+	PXOR      X0, X3
+	MOVOU     48(DX), X5
+	MOVO      X1, X6
+	PCLMULQDQ $0x00, X5, X6
+	PCLMULQDQ $0x11, X5, X1
+	PXOR      X6, X3
+	PXOR      X1, X3
+	MOVOU     64(DX), X5
+	MOVO      X2, X6
+	PCLMULQDQ $0x00, X5, X6
+	PCLMULQDQ $0x11, X5, X2
+	PXOR      X6, X3
+	PXOR      X2, X3
+
+sse16:
+	CMPQ      CX, $16
+	JB        ssereduce
+	MOVO      X3, X6
+	PCLMULQDQ $0x00, X5, X6
+	PCLMULQDQ $0x11, X5, X3
+	MOVOU     0(SI), X7
+	PXOR      X6, X3
+	PXOR      X7, X3
+	ADDQ      $16, SI
+	SUBQ      $16, CX
+	JMP       sse16
+
+ssereduce:
+	MOVQ   X3, R8
+	PEXTRQ $1, X3, R9
+	XORL   AX, AX
+	CRC32Q R8, AX
+	CRC32Q R9, AX
+	CMPQ   CX, $8
+	JB     ssetail4
+	CRC32Q (SI), AX
+	ADDQ   $8, SI
+	SUBQ   $8, CX
+ssetail4:
+	CMPQ   CX, $4
+	JB     ssetail2
+	CRC32L (SI), AX
+	ADDQ   $4, SI
+	SUBQ   $4, CX
+ssetail2:
+	CMPQ   CX, $2
+	JB     ssetail1
+	CRC32W (SI), AX
+	ADDQ   $2, SI
+	SUBQ   $2, CX
+ssetail1:
+	CMPQ   CX, $1
+	JB     ssedone
+	CRC32B (SI), AX
+ssedone:
+	MOVL AX, ret+40(FP)
+	RET

@@ -4,22 +4,74 @@ package crc32c
 
 import (
 	"hash/crc32"
+	"math/rand/v2"
 	"testing"
 )
 
-// TestGenericOnAMD64 runs the comparison with the folding code switched
-// off, as on a CPU without AVX-512.
-func TestGenericOnAMD64(t *testing.T) {
-	saved := hasFold
-	hasFold = false
-	defer func() { hasFold = saved }()
-	p := make([]byte, 3000)
-	for i := range p {
-		p[i] = byte(i * 31)
+// TestImplementations compares each implementation this CPU can run with
+// hash/crc32, at every length up to a little over 2 KiB and every
+// alignment, and some long buffers. The one update picks is also covered
+// by TestMatchesHashCRC32; this reaches the others (foldCLMUL, hash/crc32
+// itself) on a CPU with AVX-512.
+func TestImplementations(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	buf := make([]byte, 80<<10)
+	for i := range buf {
+		buf[i] = byte(r.Uint32())
 	}
-	for n := 0; n <= len(p); n += 13 {
-		if got, want := Checksum(p[:n]), crc32.Checksum(p[:n], table); got != want {
-			t.Fatalf("%d octets: %#08x, want %#08x", n, got, want)
+	saved := impl
+	defer func() { impl = saved }()
+	for _, tc := range []struct {
+		name string
+		impl int
+		ok   bool
+	}{
+		{"avx512", implAVX512, best() == implAVX512},
+		{"clmul", implCLMUL, best() != implGeneric},
+		{"generic", implGeneric, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !tc.ok {
+				t.Skip("this CPU cannot run it")
+			}
+			impl = tc.impl
+			for n := 0; n <= 2200+70001; n++ {
+				if n > 2200 {
+					n += 997
+				}
+				for off := range 16 {
+					if n > 2200 && off != 5 {
+						continue
+					}
+					p := buf[off : off+min(n, len(buf)-16)]
+					for _, init := range []uint32{0, 0xffffffff} {
+						if got, want := Update(init, p), crc32.Update(init, table, p); got != want {
+							t.Fatalf("Update(%#x, %d octets at offset %d) = %#08x, want %#08x", init, len(p), off, got, want)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkImplementations(b *testing.B) {
+	saved := impl
+	defer func() { impl = saved }()
+	p := make([]byte, 1461)[1:]
+	for _, tc := range []struct {
+		name string
+		impl int
+	}{{"avx512", implAVX512}, {"clmul", implCLMUL}, {"generic", implGeneric}} {
+		if tc.impl < best() {
+			continue
 		}
+		b.Run(tc.name+"/1460B", func(b *testing.B) {
+			impl = tc.impl
+			b.SetBytes(int64(len(p)))
+			for b.Loop() {
+				sink += Checksum(p)
+			}
+		})
 	}
 }
