@@ -9,8 +9,8 @@ const foldMin = 64
 
 // Implementations, in the order update prefers them.
 const (
-	implAVX512  = iota // foldAVX512: four 512-bit accumulators
-	implCLMUL          // foldCLMUL: four 128-bit accumulators
+	implAVX512  = iota // fold with four 512-bit accumulators
+	implCLMUL          // fold with four 128-bit accumulators
 	implGeneric        // hash/crc32
 )
 
@@ -35,13 +35,10 @@ func update(crc uint32, p []byte) uint32 {
 	if len(p) < foldMin {
 		return generic(crc, p)
 	}
-	switch impl {
-	case implAVX512:
-		return ^foldAVX512(^crc, p, &foldKeys)
-	case implCLMUL:
-		return ^foldCLMUL(^crc, p, &foldKeys)
+	if impl == implGeneric {
+		return generic(crc, p)
 	}
-	return generic(crc, p)
+	return ^fold(^crc, p, &foldKeys, impl == implAVX512)
 }
 
 // foldKey holds the two multipliers that move a 128-bit block F bits
@@ -58,11 +55,9 @@ func keyFor(f int) foldKey { return foldKey{uint64(xPow(f + 31)), uint64(xPow(f 
 // octets, then 48, 32 and 16 octets.
 var foldKeys = [5]foldKey{keyFor(256 * 8), keyFor(64 * 8), keyFor(48 * 8), keyFor(32 * 8), keyFor(16 * 8)}
 
-// foldAVX512 and foldCLMUL return the (non-inverted) CRC register after p,
-// from the register crc; len(p) >= foldMin. They are in crc32c_amd64.s.
+// fold returns the (non-inverted) CRC register after p, from the register
+// crc, len(p) >= foldMin: with AVX-512 registers if avx512, with SSE ones
+// if not. It is in crc32c_amd64.s.
 //
 //go:noescape
-func foldAVX512(crc uint32, p []byte, k *[5]foldKey) uint32
-
-//go:noescape
-func foldCLMUL(crc uint32, p []byte, k *[5]foldKey) uint32
+func fold(crc uint32, p []byte, k *[5]foldKey, avx512 bool) uint32
