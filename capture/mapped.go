@@ -96,3 +96,13 @@ func (p *mappedPeeker) Discard(n int) (int, error) {
 func (p *mappedPeeker) Buffered() int {
 	return min(len(p.m), (p.r/mapWindow+2)*mapWindow) - p.r
 }
+
+// readAt copies the octets at offset off into b if the mapping still holds
+// them in memory (not released, within the file), without a system call.
+func (p *mappedPeeker) readAt(b []byte, off int64) bool {
+	if off < int64(p.freed) || off > int64(len(p.m)-len(b)) {
+		return false
+	}
+	copy(b, p.m[off:])
+	return true
+}

@@ -10,3 +10,5 @@ type mappedPeeker struct{ peeker }
 func mapFile(*os.File) *mappedPeeker { return nil }
 
 func (p *mappedPeeker) unmap() {}
+
+func (p *mappedPeeker) readAt([]byte, int64) bool { return false }

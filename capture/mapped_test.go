@@ -237,3 +237,78 @@ func FuzzMapped(f *testing.F) {
 		}
 	})
 }
+
+// TestReadAt: a packet's PayloadPos is where its payload is in the file,
+// and ReadAt reads it there, from a read or a mapped file (from the
+// mapping, or with pread(2) once the pages were released), before or
+// after the rest of the file was read; a gzip file has no PayloadPos and
+// no ReadAt.
+func TestReadAt(t *testing.T) {
+	f := newPcapFile(binary.LittleEndian, false, 262144, layers.LinkTypeEthernet)
+	t0 := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	for i := range 5000 {
+		payload := make([]byte, 1000+i%400)
+		for j := range payload {
+			payload[j] = byte(i*3 + j)
+		}
+		f.add(t0, ether(t, ipv4TCP(t, payload)))
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f.pcap")
+	if err := os.WriteFile(path, f.bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gz := filepath.Join(dir, "f.pcap.gz")
+	if err := os.WriteFile(gz, gzipOf(t, f.bytes(), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	type kept struct {
+		pos     int64
+		payload []byte
+	}
+	for _, tc := range []struct {
+		name   string
+		path   string
+		open   func(string) (*capture.Source, error)
+		placed bool
+	}{
+		{"read", path, capture.Open, true},
+		{"mapped", path, capture.OpenMapped, true},
+		{"gzip", gz, capture.Open, false},
+	} {
+		s, err := tc.open(tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keep []kept
+		var p capture.Packet
+		for s.NextInto(&p) == nil {
+			if (p.PayloadPos > 0) != tc.placed || len(p.Payload) == 0 {
+				t.Fatalf("%s frame %d: PayloadPos %d, %d octets of payload", tc.name, p.Frame, p.PayloadPos, len(p.Payload))
+			}
+			if !tc.placed {
+				continue
+			}
+			k := kept{p.PayloadPos, bytes.Clone(p.Payload)}
+			b := make([]byte, len(k.payload))
+			if n, err := s.ReadAt(b, k.pos); n != len(b) || !bytes.Equal(b, k.payload) {
+				t.Fatalf("%s frame %d: ReadAt(%d): %d, %v, not the payload", tc.name, p.Frame, k.pos, n, err)
+			}
+			keep = append(keep, k)
+		}
+		if !tc.placed {
+			if _, err := s.ReadAt(make([]byte, 1), 100); !errors.Is(err, capture.ErrNotSeekable) {
+				t.Fatalf("gzip ReadAt: %v", err)
+			}
+		}
+		// Read again once the file has been read to its end (and the
+		// mapping's pages released): the first packets come from pread.
+		for i := 0; i < len(keep); i += 97 {
+			b := make([]byte, len(keep[i].payload))
+			if n, err := s.ReadAt(b, keep[i].pos); n != len(b) || !bytes.Equal(b, keep[i].payload) {
+				t.Fatalf("%s: ReadAt(%d) after the end: %d, %v, not the payload", tc.name, keep[i].pos, n, err)
+			}
+		}
+		s.Close()
+	}
+}

@@ -168,6 +168,7 @@ func (m *Merge) NextInto(p *Packet) error {
 	i := m.pop()
 	m.last = i
 	*p = m.heads[i]
+	p.PayloadPos = 0 // an offset in one of several files
 	m.inFr = p.Frame
 	m.frame++
 	p.Frame = m.frame

@@ -125,6 +125,12 @@ type Packet struct {
 
 	// Data is the whole frame as captured.
 	Data []byte
+
+	// PayloadPos is the offset of Payload[0] in the capture file, when the
+	// Source can read the file there again (Source.ReadAt: an uncompressed
+	// regular file, one input); 0 when it cannot (no capture file has
+	// packet octets at offset 0).
+	PayloadPos int64
 }
 
 // Errors reported in [Packet.Err] (usually inside a *dissect.DecodeError)
@@ -138,6 +144,9 @@ var (
 	// ErrRecordTooLong: a record declares more than MaxRecordLength captured
 	// octets; the file is treated as damaged from there on.
 	ErrRecordTooLong = errors.New("capture: record longer than 262144 octets")
+	// ErrNotSeekable: Source.ReadAt on a Source that is not an
+	// uncompressed regular file.
+	ErrNotSeekable = errors.New("capture: the capture cannot be read at an offset")
 	// ErrBadBlock: a pcapng block is malformed: its total length is
 	// impossible (below the minimum for its type, not a multiple of 4, too
 	// short for the packet it declares) or its contents run past it.

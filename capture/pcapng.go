@@ -54,6 +54,9 @@ type ngReader struct {
 	// current section, for readEPB; slow turns readEPB off (tests).
 	ifaces []ngIface
 	slow   bool
+	// inPlace: the last packet was read by readEPB, its Data ngPktHdr
+	// octets into its block.
+	inPlace bool
 }
 
 // ngIface is an interface's link type and timestamp scaling, worked out
@@ -222,8 +225,10 @@ func (n *ngReader) read(p *Packet) (layers.LinkType, int64, error) {
 				return 0, off, ErrBadBlock
 			}
 		}
+		n.inPlace = false
 		if typ == ngEPB {
 			if link, ok := n.readEPB(p, blen); ok {
+				n.inPlace = true
 				return link, off, nil
 			}
 		}

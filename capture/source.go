@@ -63,6 +63,9 @@ type Source struct {
 	dec    decoder
 	frame  uint64
 	err    error // sticky: io.EOF, *FileError or ErrClosed
+	// file is the capture file, when its offsets are those of the records
+	// read (not compressed, a regular file): ReadAt reads it.
+	file *os.File
 }
 
 // Open opens the capture file at path; "-" reads standard input. The format
@@ -193,7 +196,18 @@ func newSource(r io.Reader, name string, closer io.Closer, how int) (*Source, er
 	}
 	s.rd = rd
 	s.dec.init()
+	s.setFile(closer)
 	return s, nil
+}
+
+// setFile keeps the capture file for ReadAt when the offsets of its
+// records are file offsets: a regular file, not compressed.
+func (s *Source) setFile(closer io.Closer) {
+	if f, ok := closer.(*os.File); ok && s.gz == nil {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			s.file = f
+		}
+	}
 }
 
 // init makes s read the pcap file of the given magic from the mapping mp.
@@ -205,6 +219,7 @@ func (s *Source) init(mp *mappedPeeker, magic uint32) (*Source, error) {
 	}
 	s.mapped, s.rd = mp, rd
 	s.dec.init()
+	s.setFile(s.closer)
 	return s, nil
 }
 
@@ -328,7 +343,45 @@ func (s *Source) NextInto(p *Packet) error {
 	default:
 		s.dec.decode(p, link)
 	}
+	if s.file != nil && len(p.Payload) > 0 {
+		s.payloadPos(p, off)
+	}
 	return nil
+}
+
+// payloadPos sets p.PayloadPos, for a record read at file offset off
+// whose payload lies in its Data (not a copy of it).
+func (s *Source) payloadPos(p *Packet, off int64) {
+	switch rd := s.rd.(type) {
+	case *pcapReader:
+		off += pcapRecordHdrSize
+	case *ngReader:
+		if !rd.inPlace {
+			return
+		}
+		off += ngPktHdr
+	default:
+		return
+	}
+	i := cap(p.Data) - cap(p.Payload)
+	if i >= 0 && i < len(p.Data) && &p.Data[i] == &p.Payload[0] {
+		p.PayloadPos = off + int64(i)
+	}
+}
+
+// ReadAt reads the capture file at offset off (io.ReaderAt), as a
+// Packet's PayloadPos gives it; it fails for a Source whose packets have
+// no PayloadPos. A mapped file's octets still in memory are copied from
+// the mapping, the others read with pread(2). Like NextInto, it is not
+// safe for concurrent use.
+func (s *Source) ReadAt(b []byte, off int64) (int, error) {
+	if s.file == nil {
+		return 0, ErrNotSeekable
+	}
+	if s.mapped != nil && s.mapped.readAt(b, off) {
+		return len(b), nil
+	}
+	return s.file.ReadAt(b, off)
 }
 
 func (s *Source) fileError(frame uint64, off int64, err error) *FileError {
