@@ -1,6 +1,9 @@
 package reassembly
 
-import "time"
+import (
+	"io"
+	"time"
+)
 
 //go:generate go tool stringer -type=EventKind -trimprefix=Ev
 
@@ -27,6 +30,10 @@ type Segment struct {
 	// Values below len(Payload) (0 included) mean len(Payload); values
 	// above 2^30 are taken as 2^30.
 	WireLen int
+	// FilePos is the offset of Payload[0] in Options.File, where the
+	// Stream can read the octets again instead of copying them for the
+	// comparison of retransmissions; 0 when they are not there.
+	FilePos int64
 }
 
 // Options configures a Stream. The zero value gives the defaults.
@@ -40,6 +47,13 @@ type Options struct {
 	// compare retransmissions against. 0 means 64 KiB; a negative value
 	// keeps none (every overlap is then reported as EvRetransmit).
 	Window int
+	// File, when set, is the capture file the Segments' FilePos refer to
+	// (capture.Source.ReadAt). The delivered octets of a Segment with a
+	// FilePos are then not copied into the window: the Stream keeps where
+	// they are, and reads them back when a retransmission overlaps them.
+	// File must stay readable while the Stream is used. Octets it can no
+	// longer read count as the same.
+	File io.ReaderAt
 }
 
 // Chunk is a run of contiguous in-order octets, all from one frame. Off is

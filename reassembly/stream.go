@@ -2,6 +2,7 @@ package reassembly
 
 import (
 	"bytes"
+	"io"
 	"slices"
 	"time"
 )
@@ -69,14 +70,36 @@ type Stream struct {
 	free     [][]byte
 
 	// Ring of the last window delivered octets: the octet at offset o is
-	// hist[o % window] for histStart <= o < nextOff, o+window >= nextOff.
+	// hist[o % window] for histStart <= o < nextOff, o+window >= nextOff,
+	// unless one of refs[rhead:] holds it.
 	hist      []byte
 	histStart uint64
+	// Delivered octets of Segments with a FilePos, in offset order: where
+	// they are in file, instead of a copy in hist.
+	file    io.ReaderAt
+	refs    []fileRef
+	rhead   int
+	scratch []byte // what same reads back from file
 }
+
+// fileRef says that the n delivered octets at stream offset off are at
+// offset pos of Options.File.
+type fileRef struct {
+	off uint64
+	pos int64
+	n   int
+}
+
+// maxRefs bounds the fileRefs a Stream keeps; past it, delivered octets
+// are copied into the window as those of Segments without a FilePos are.
+const maxRefs = 128
+
+// scratchLen is the size of the buffer same reads File into.
+const scratchLen = 4096
 
 // NewStream returns an empty Stream.
 func NewStream(opts Options) *Stream {
-	s := &Stream{maxBuf: opts.MaxBuffered, window: opts.Window}
+	s := &Stream{maxBuf: opts.MaxBuffered, window: opts.Window, file: opts.File}
 	switch {
 	case s.maxBuf == 0:
 		s.maxBuf = DefaultMaxBuffered
@@ -309,7 +332,7 @@ func (s *Stream) inOrder(seq SeqNum, payload []byte, wire int, seg *Segment, h H
 	end := off + uint64(wire)
 	if s.head == len(s.pieces) || s.pieces[s.head].off >= end {
 		// Fast path: nothing held inside this segment.
-		s.deliver(payload, seg.Frame, seg.TS, h)
+		s.deliverFrom(payload, seg, h)
 		if miss := wire - len(payload); miss > 0 {
 			s.gap(uint64(miss), seg.Frame, seg.TS, h)
 		}
@@ -331,13 +354,51 @@ func (s *Stream) inOrder(seq SeqNum, payload []byte, wire int, seg *Segment, h H
 		i0, i1 := cur-off, pe-off
 		n := uint64(len(payload))
 		if i0 < n {
-			s.deliver(payload[i0:min(i1, n)], seg.Frame, seg.TS, h)
+			s.deliverFrom(payload[i0:min(i1, n)], seg, h)
 		}
 		if i1 > n {
 			s.gap(i1-max(i0, n), seg.Frame, seg.TS, h)
 		}
 	}
 	s.drain(h)
+}
+
+// deliverFrom hands in-order octets of seg, b (a part of its Payload), to
+// the handler and remembers them: where they are in File, when seg has a
+// FilePos, or a copy.
+func (s *Stream) deliverFrom(b []byte, seg *Segment, h Handler) {
+	if seg.FilePos <= 0 || s.file == nil || s.window <= 0 || len(b) == 0 || len(s.refs)-s.rhead >= maxRefs {
+		s.deliver(b, seg.Frame, seg.TS, h)
+		return
+	}
+	// b was cut from Payload without a capacity limit: its start is the
+	// capacity it lost.
+	i := cap(seg.Payload) - cap(b)
+	if i < 0 || i >= len(seg.Payload) || &seg.Payload[i] != &b[0] {
+		s.deliver(b, seg.Frame, seg.TS, h)
+		return
+	}
+	h.Data(Chunk{Off: s.nextOff, Seq: s.nextSeq, Data: b, Frame: seg.Frame, TS: seg.TS})
+	s.keepRef(seg.FilePos+int64(i), len(b))
+	s.nextOff += uint64(len(b))
+	s.nextSeq = s.nextSeq.Add(len(b))
+}
+
+// keepRef remembers that the n octets delivered at nextOff are at offset
+// pos of File, and forgets the refs that fall out of the window.
+func (s *Stream) keepRef(pos int64, n int) {
+	w := uint64(s.window)
+	end := s.nextOff + uint64(n)
+	for s.rhead < len(s.refs) && s.refs[s.rhead].off+uint64(s.refs[s.rhead].n)+w <= end {
+		s.rhead++
+	}
+	if s.rhead == len(s.refs) {
+		s.refs, s.rhead = s.refs[:0], 0
+	} else if s.rhead >= maxRefs/2 {
+		m := copy(s.refs, s.refs[s.rhead:])
+		s.refs, s.rhead = s.refs[:m], 0
+	}
+	s.refs = append(s.refs, fileRef{off: s.nextOff, pos: pos, n: n})
 }
 
 // deliver hands in-order octets to the handler and remembers them.
@@ -360,6 +421,7 @@ func (s *Stream) gap(n uint64, frame uint64, ts time.Time, h Handler) {
 	s.nextOff += n
 	s.nextSeq = s.nextSeq.Add(int(n))
 	s.histStart = s.nextOff
+	s.refs, s.rhead = s.refs[:0], 0
 }
 
 // remember copies delivered octets (at nextOff) into the history ring.
@@ -401,10 +463,33 @@ func (s *Stream) same(off uint64, b []byte) bool {
 	if end := off + uint64(len(b)); end > s.nextOff {
 		b = b[:len(b)-int(end-s.nextOff)]
 	}
+	r := s.rhead
 	for len(b) > 0 {
+		for r < len(s.refs) && s.refs[r].off+uint64(s.refs[r].n) <= off {
+			r++
+		}
+		if r < len(s.refs) && s.refs[r].off <= off {
+			// In the file: read back a piece at a time.
+			ref := &s.refs[r]
+			k := int(off - ref.off)
+			n := min(len(b), ref.n-k, scratchLen)
+			if s.scratch == nil {
+				s.scratch = make([]byte, scratchLen)
+			}
+			if m, _ := s.file.ReadAt(s.scratch[:n], ref.pos+int64(k)); m == n && !bytes.Equal(s.scratch[:n], b[:n]) {
+				return false
+			}
+			b = b[n:]
+			off += uint64(n)
+			continue
+		}
+		n := len(b)
+		if r < len(s.refs) {
+			n = min(n, int(s.refs[r].off-off))
+		}
 		i := int(off % uint64(s.window))
-		n := min(len(b), s.window-i)
-		if !bytes.Equal(s.hist[i:i+n], b[:n]) {
+		n = min(n, s.window-i)
+		if s.hist != nil && !bytes.Equal(s.hist[i:i+n], b[:n]) {
 			return false
 		}
 		b = b[n:]
