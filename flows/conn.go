@@ -142,6 +142,7 @@ func (c *conn) packet(p *capture.Packet) {
 		TS:        p.TS,
 		Truncated: wire > len(p.Payload),
 		WireLen:   wire,
+		FilePos:   p.PayloadPos,
 	}
 	dir := c.dirs[s]
 	dir.lastTS = p.TS

@@ -180,6 +180,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 		mapped = fsrc.Len() == 1 && fsrc.Source(0).Mapped()
+		if fsrc.Len() == 1 && *jobs == 1 {
+			// Retransmissions are compared with the delivered octets
+			// read back from the file rather than with a copy of them
+			// (capture.Packet.PayloadPos; reassembly.Options.File). The
+			// Source is read by this goroutine only: not with workers.
+			opts.Reassembly.File = fsrc.Source(0)
+		}
 		if parquetOut {
 			// -w names the Parquet directory here, not a capture to write.
 			src = fsrc
