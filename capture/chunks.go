@@ -44,6 +44,10 @@ type Chunk struct {
 	Data  []byte // the records, headers included
 	First uint64 // frame number of the first record
 	N     int    // number of records
+	// Pos is the offset of Data[0] in the file, for the Packets'
+	// PayloadPos (ChunkReader.ReadAt); 0 for pcapng, whose records are
+	// repacked.
+	Pos int64
 }
 
 // ErrNotChunked: the file is not an uncompressed pcap or pcapng file, or
@@ -166,7 +170,7 @@ func (c *ChunkReader) Next(buf []byte) (Chunk, error) {
 	}
 	c.tail = append(c.tail[:0], buf[pos:]...)
 	c.off = chunkOff + int64(pos)
-	ch.Data = buf[:pos]
+	ch.Data, ch.Pos = buf[:pos], chunkOff
 	if ch.N == 0 && c.err != nil {
 		return Chunk{}, c.err
 	}
@@ -357,8 +361,18 @@ func (w *ChunkWalker) WalkOwned(ch Chunk, own []uint8, offs []int32, me uint8, f
 		if !ok {
 			return // cannot happen: Next checked every record
 		}
+		if ch.Pos > 0 && len(p.Payload) > 0 {
+			payloadPos(p, ch.Pos+int64(offs[i])+pcapRecordHdrSize)
+		}
 		fn(p)
 	}
+}
+
+// ReadAt reads the file at offset off (io.ReaderAt), as the PayloadPos of
+// the Packets of its pcap chunks gives it. It may be called from any
+// goroutine.
+func (c *ChunkReader) ReadAt(b []byte, off int64) (int, error) {
+	return c.f.ReadAt(b, off)
 }
 
 // Owners appends to own, for every record of ch, the worker of its packet

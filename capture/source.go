@@ -363,6 +363,12 @@ func (s *Source) payloadPos(p *Packet, off int64) {
 	default:
 		return
 	}
+	payloadPos(p, off)
+}
+
+// payloadPos sets p.PayloadPos, for a frame whose Data is at file offset
+// off, when its Payload lies in its Data (not a copy of it).
+func payloadPos(p *Packet, off int64) {
 	i := cap(p.Data) - cap(p.Payload)
 	if i >= 0 && i < len(p.Data) && &p.Data[i] == &p.Payload[0] {
 		p.PayloadPos = off + int64(i)

@@ -563,6 +563,11 @@ func (p *Parallel) DecodeChunks(ctx context.Context, cr *capture.ChunkReader) (u
 	}
 	for _, w := range p.workers {
 		w.walk = cr.Walker()
+		if w.dec.opts.Reassembly.File == nil {
+			// Retransmissions are compared with the file rather than
+			// with copies (capture.Chunk.Pos).
+			w.dec.opts.Reassembly.File = cr
+		}
 	}
 	// The owners and the offsets of the records are worked out here,
 	// once, so that each worker goes straight to its own records and
