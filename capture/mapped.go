@@ -97,6 +97,20 @@ func (p *mappedPeeker) Buffered() int {
 	return min(len(p.m), (p.r/mapWindow+2)*mapWindow) - p.r
 }
 
+// Read copies the next octets into b: pcapgo reads the pcapng blocks
+// other than Enhanced Packet Blocks this way (ngReader).
+func (p *mappedPeeker) Read(b []byte) (int, error) {
+	if p.r >= len(p.m) {
+		return 0, io.EOF
+	}
+	n := copy(b, p.m[p.r:])
+	p.r += n
+	return n, nil
+}
+
+// Size returns the most octets Peek can return: the whole file.
+func (p *mappedPeeker) Size() int { return len(p.m) }
+
 // readAt copies the octets at offset off into b if the mapping still holds
 // them in memory (not released, within the file), without a system call.
 func (p *mappedPeeker) readAt(b []byte, off int64) bool {

@@ -20,14 +20,14 @@ import (
 	"github.com/iwarpkit/iwarpkit/capture"
 )
 
-// TestOpenMapped: a pcap file read from its mapping gives the packets and
+// TestOpenMapped: a pcap or pcapng file read from its mapping gives the packets and
 // the end that Open gives: every bundled pcap, large files of both byte
 // orders and resolutions with records of every length up to
 // MaxRecordLength, those files cut short at many points (inside a record
 // header, inside a record, at a record's end), a record longer than
 // MaxRecordLength, one whose captured length exceeds its original length,
-// and files too short for a header. pcapng and gzip files, which are not
-// mapped, are read as Open reads them.
+// and files too short for a header; the same for pcapng files, whole and
+// cut short. gzip files, which are not mapped, are read as Open reads them.
 func TestOpenMapped(t *testing.T) {
 	dir := t.TempDir()
 	must := mustOpen(t)
@@ -54,7 +54,7 @@ func TestOpenMapped(t *testing.T) {
 			t.Fatalf("%s: mapped %d packets, %s; read %d, %s", name, len(got), gend, len(want), wend)
 		}
 	}
-	files, _ := filepath.Glob("../testdata/*/*.pcap")
+	files, _ := filepath.Glob("../testdata/*/*.pcap") // two of them pcapng
 	if len(files) < 20 {
 		t.Fatalf("%d bundled captures", len(files))
 	}
@@ -63,7 +63,8 @@ func TestOpenMapped(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		check(f, b, len(b) >= 4 && (orderOf(b) == binary.BigEndian || binary.LittleEndian.Uint32(b) == 0xa1b2c3d4 || binary.LittleEndian.Uint32(b) == 0xa1b23c4d))
+		check(f, b, len(b) >= 4 && (orderOf(b) == binary.BigEndian || binary.LittleEndian.Uint32(b) == 0xa1b2c3d4 ||
+			binary.LittleEndian.Uint32(b) == 0xa1b23c4d || binary.BigEndian.Uint32(b) == 0x0a0d0d0a))
 	}
 	big := bigCaptures(t, false)
 	for _, name := range []string{"pcap-le-micro", "pcap-be-nano"} {
@@ -89,10 +90,11 @@ func TestOpenMapped(t *testing.T) {
 		check(name+" gzip", gzipOf(t, b, 1), false)
 	}
 	ng := big["pcapng"]
-	check("pcapng", ng, false)
+	check("pcapng", ng, true)
 	for _, c := range []int{4, 27, 28, 100, len(ng) / 2, len(ng) - 1} {
-		check("pcapng cut at "+strconv.Itoa(c), ng[:c], false)
+		check("pcapng cut at "+strconv.Itoa(c), ng[:c], true)
 	}
+	check("pcapng gzip", gzipOf(t, ng, 1), false)
 	for n := range 24 {
 		check("header of "+strconv.Itoa(n), big["pcap-le-micro"][:n], n >= 4)
 	}
@@ -108,44 +110,54 @@ func orderOf(b []byte) binary.ByteOrder {
 }
 
 // TestMappedMemory: the pages of a mapped file behind the reader are given
-// back: reading a 64 MiB file leaves the resident memory within a few
-// MiB of where it started.
+// back: reading a 64 MiB file, pcap or pcapng, leaves the resident memory
+// within a few MiB of where it started.
 func TestMappedMemory(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("VmRSS is read from /proc (Linux)")
 	}
-	f := newPcapFile(binary.LittleEndian, true, 262144, layers.LinkTypeEthernet)
 	frame := make([]byte, 65536)
 	t0 := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	f := newPcapFile(binary.LittleEndian, true, 262144, layers.LinkTypeEthernet)
+	ng := newNgFile(binary.LittleEndian)
+	ng.idb(layers.LinkTypeEthernet, 0, 9)
 	for range 1 << 10 {
 		f.add(t0, frame)
+		ng.epb(0, t0, 9, uint32(len(frame)), uint32(len(frame)), frame)
 	}
-	path := filepath.Join(t.TempDir(), "big.pcap")
-	if err := os.WriteFile(path, f.bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s, err := capture.OpenMapped(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if !s.Mapped() {
-		t.Fatal("not mapped")
-	}
-	before := vmRSS(t)
-	var p capture.Packet
-	most := 0
-	for i := 0; ; i++ {
-		if err := s.NextInto(&p); err != nil {
-			break
+	for name, data := range map[string][]byte{"big.pcap": f.bytes(), "big.pcapng": ng.bytes()} {
+		path := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
 		}
-		_ = p.Data[len(p.Data)-1] // touch the record's last page
-		if i%64 == 0 {
-			most = max(most, vmRSS(t)-before)
+		s, err := capture.OpenMapped(path)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if most > 16<<20 {
-		t.Errorf("resident memory grew by %d MiB reading a 64 MiB file", most>>20)
+		if !s.Mapped() {
+			t.Fatalf("%s: not mapped", name)
+		}
+		runtime.GC()
+		before := vmRSS(t)
+		var p capture.Packet
+		most, n := 0, 0
+		for i := 0; ; i++ {
+			if err := s.NextInto(&p); err != nil {
+				break
+			}
+			n++
+			_ = p.Data[len(p.Data)-1] // touch the record's last page
+			if i%64 == 0 {
+				most = max(most, vmRSS(t)-before)
+			}
+		}
+		s.Close()
+		if n != 1<<10 {
+			t.Fatalf("%s: %d packets", name, n)
+		}
+		if most > 16<<20 {
+			t.Errorf("%s: resident memory grew by %d MiB reading a 64 MiB file", name, most>>20)
+		}
 	}
 }
 
@@ -169,8 +181,14 @@ func vmRSS(t *testing.T) int {
 // is a panic that can be recovered (OpenMapped's contract, and what
 // iwarpdump does).
 func TestMappedTruncated(t *testing.T) {
-	b := bigCaptures(t, true)["pcap-le-micro"]
-	path := filepath.Join(t.TempDir(), "f.pcap")
+	big := bigCaptures(t, false)
+	for _, name := range []string{"pcap-le-micro", "pcapng"} {
+		t.Run(name, func(t *testing.T) { mappedTruncated(t, big[name]) })
+	}
+}
+
+func mappedTruncated(t *testing.T, b []byte) {
+	path := filepath.Join(t.TempDir(), "f")
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -184,6 +202,9 @@ func TestMappedTruncated(t *testing.T) {
 		if err := s.NextInto(&p); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if !s.Mapped() {
+		t.Fatal("not mapped")
 	}
 	if err := os.Truncate(path, 4096); err != nil {
 		t.Fatal(err)
@@ -262,6 +283,32 @@ func TestReadAt(t *testing.T) {
 	if err := os.WriteFile(gz, gzipOf(t, f.bytes(), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The same packets as pcapng, with an option on every 7th block (its
+	// octets after the packet's) and a statistics block every 100.
+	ng := newNgFile(binary.LittleEndian)
+	ng.idb(layers.LinkTypeEthernet, 0, 9)
+	{
+		s, err := capture.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p capture.Packet
+		for i := 0; s.NextInto(&p) == nil; i++ {
+			if i%7 == 3 {
+				ng.epbOptions(0, t0, p.Data)
+			} else {
+				ng.epb(0, t0, 9, uint32(len(p.Data)), uint32(len(p.Data)), p.Data)
+			}
+			if i%100 == 99 {
+				ng.isb(0)
+			}
+		}
+		s.Close()
+	}
+	ngPath := filepath.Join(dir, "f.pcapng")
+	if err := os.WriteFile(ngPath, ng.bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	type kept struct {
 		pos     int64
 		payload []byte
@@ -274,6 +321,8 @@ func TestReadAt(t *testing.T) {
 	}{
 		{"read", path, capture.Open, true},
 		{"mapped", path, capture.OpenMapped, true},
+		{"pcapng read", ngPath, capture.Open, true},
+		{"pcapng mapped", ngPath, capture.OpenMapped, true},
 		{"gzip", gz, capture.Open, false},
 	} {
 		s, err := tc.open(tc.path)

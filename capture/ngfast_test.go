@@ -12,37 +12,48 @@ import (
 	"github.com/iwarpkit/iwarpkit/capture"
 )
 
-// sameAsPcapgo reads data twice, Enhanced Packet Blocks in place
-// (ngReader.readEPB) and every block through pcapgo, and fails unless both
-// give the same packets and the same end; it returns the packets read.
+// sameAsPcapgo reads data three times, Enhanced Packet Blocks in place
+// (ngReader.readEPB) from a reader and from the file mapped
+// (OpenMapped), and every block through pcapgo, and fails unless all give
+// the same packets and the same end; it returns the packets read.
 func sameAsPcapgo(t *testing.T, data []byte) int {
 	t.Helper()
-	fast, err := capture.NewSource(bytes.NewReader(data), "f")
-	slow, err2 := capture.NewSource(bytes.NewReader(data), "f")
-	if (err == nil) != (err2 == nil) {
-		t.Fatalf("NewSource: %v, %v", err, err2)
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fast, err := capture.NewSource(bytes.NewReader(data), path)
+	slow, err2 := capture.NewSource(bytes.NewReader(data), path)
+	mapped, err3 := capture.OpenMapped(path)
+	if (err == nil) != (err2 == nil) || (err == nil) != (err3 == nil) {
+		t.Fatalf("NewSource: %v, %v; OpenMapped: %v", err, err2, err3)
 	}
 	if err != nil {
 		return 0
 	}
 	defer fast.Close()
 	defer slow.Close()
+	defer mapped.Close()
 	capture.PcapgoOnly(slow)
-	var p, q capture.Packet
+	var p, q, m capture.Packet
 	for n := 0; ; n++ {
-		err, err2 := fast.NextInto(&p), slow.NextInto(&q)
+		err, err2, err3 := fast.NextInto(&p), slow.NextInto(&q), mapped.NextInto(&m)
 		// An empty packet's octets are nil or not as it happens with
 		// pcapgo (nil until its buffer is first allocated).
-		for _, x := range []*capture.Packet{&p, &q} {
+		for _, x := range []*capture.Packet{&p, &q, &m} {
 			if len(x.Data) == 0 {
 				x.Data = nil
 			}
 			if len(x.Payload) == 0 {
 				x.Payload = nil
 			}
+			x.PayloadPos = 0 // a file offset of the mapped file only
 		}
 		if !samePacket(&p, &q) || (err == nil) != (err2 == nil) || (err != nil && err.Error() != err2.Error()) {
 			t.Fatalf("packet %d: in place %+v, %v; pcapgo %+v, %v", n+1, p, err, q, err2)
+		}
+		if !samePacket(&m, &q) || (err3 == nil) != (err2 == nil) || (err3 != nil && err3.Error() != err2.Error()) {
+			t.Fatalf("packet %d: mapped %+v, %v; pcapgo %+v, %v", n+1, m, err3, q, err2)
 		}
 		if err != nil {
 			return n

@@ -96,10 +96,11 @@ func OpenReadAhead(path string) (*Source, error) {
 	return open(path, openReadAhead)
 }
 
-// OpenMapped is [OpenReadAhead] that maps an uncompressed pcap file into
-// memory (on unix systems) instead of reading it: records are read from
-// the file's pages in the page cache, with no read(2) and no copy, and the
-// pages behind the reader are released, so memory stays bounded. The
+// OpenMapped is [OpenReadAhead] that maps an uncompressed pcap or pcapng
+// file into memory (on unix systems) instead of reading it: records are
+// read from the file's pages in the page cache, with no read(2) and no
+// copy, and the pages behind the reader are released, so memory stays
+// bounded. The
 // packets and errors are Open's, for the file as it was when it was
 // opened (a file that grows meanwhile is read to its size then).
 //
@@ -107,7 +108,7 @@ func OpenReadAhead(path string) (*Source, error) {
 // file is truncated while it is read, touching a packet's octets beyond
 // the new end faults (SIGBUS). A program that must survive that runs the
 // goroutine that reads and decodes the packets under
-// debug.SetPanicOnFault(true) and recovers (iwarpdump does). pcapng, gzip
+// debug.SetPanicOnFault(true) and recovers (iwarpdump does). gzip files
 // and files that cannot be mapped are read as OpenReadAhead reads them.
 func OpenMapped(path string) (*Source, error) {
 	return open(path, openMapped)
@@ -145,10 +146,12 @@ func newSource(r io.Reader, name string, closer io.Closer, how int) (*Source, er
 	s := &Source{name: name, closer: closer}
 	if f, ok := r.(*os.File); ok && how == openMapped {
 		if mp := mapFile(f); mp != nil {
-			if m, _ := mp.Peek(4); len(m) == 4 && isPcapMagic(binary.BigEndian.Uint32(m)) {
-				return s.init(mp, binary.BigEndian.Uint32(m))
+			if m, _ := mp.Peek(4); len(m) == 4 {
+				if magic := binary.BigEndian.Uint32(m); isPcapMagic(magic) || magic == magicPcapngSHB {
+					return s.init(mp, magic)
+				}
 			}
-			mp.unmap() // gzip, pcapng or not a capture: read it
+			mp.unmap() // gzip or not a capture: read it
 		}
 		how = openReadAhead
 	}
@@ -210,9 +213,16 @@ func (s *Source) setFile(closer io.Closer) {
 	}
 }
 
-// init makes s read the pcap file of the given magic from the mapping mp.
+// init makes s read the pcap or pcapng file of the given magic from the
+// mapping mp.
 func (s *Source) init(mp *mappedPeeker, magic uint32) (*Source, error) {
-	rd, err := newPcapReader(mp, magic == magicPcapMicroBE || magic == magicPcapNanoBE)
+	var rd recordReader
+	var err error
+	if magic == magicPcapngSHB {
+		rd, err = newNgReader(mp)
+	} else {
+		rd, err = newPcapReader(mp, magic == magicPcapMicroBE || magic == magicPcapNanoBE)
+	}
 	if err != nil {
 		mp.unmap()
 		return nil, s.fileError(0, 0, err)
