@@ -224,7 +224,18 @@ func (n *ngReader) epb(p *Packet, b []byte) (layers.LinkType, bool) {
 		return 0, false
 	}
 	ts := uint64(n.u32(b[12:16]))<<32 | uint64(n.u32(b[16:20]))
-	p.TS = time.Unix(int64(ts/f.units+f.secs), int64(ts%f.units*f.up/f.down)).UTC()
+	var sec, ns uint64
+	switch f.units {
+	// Microseconds and nanoseconds, nearly every file: constant
+	// divisors, no 64-bit division (two per packet otherwise).
+	case 1e6:
+		sec, ns = ts/1e6, ts%1e6*1e3
+	case 1e9:
+		sec, ns = ts/1e9, ts%1e9
+	default:
+		sec, ns = ts/f.units, ts%f.units*f.up/f.down
+	}
+	p.TS = time.Unix(int64(sec+f.secs), int64(ns)).UTC()
 	p.Interface = int(iface)
 	p.CapLen, p.WireLen = int(caplen), int(n.u32(b[24:28]))
 	p.Data = b[ngPktHdr : ngPktHdr+caplen : ngPktHdr+caplen]
