@@ -12,3 +12,14 @@ func PcapgoOnly(s *Source) {
 // ReadsAhead reports whether s reads its file ahead in another goroutine
 // (OpenReadAhead on a gzip file).
 func ReadsAhead(s *Source) bool { return s.ahead != nil }
+
+// OpenInputs returns how many of m's inputs are open.
+func OpenInputs(m *Merge) int {
+	n := 0
+	for _, s := range m.srcs {
+		if s != nil {
+			n++
+		}
+	}
+	return n
+}

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"io"
+	"os"
 
 	"github.com/gopacket/gopacket/layers"
 )
@@ -27,6 +28,13 @@ import (
 // until the next call to Next. Duplicates (the same segment captured on two
 // hosts) are not removed.
 //
+// A Merge of files ([OpenMerge], [OpenMergeMapped]) keeps open only the
+// inputs it is reading: each file is opened once to read its first
+// packet's timestamp and closed again ("parked") until that packet is the
+// earliest, and closed for good when it ends. The rotated files of one
+// long capture are thus read one or two at a time, and memory does not
+// grow with their number (it did by half a MiB of read buffer per file).
+//
 // A Merge is not safe for concurrent use.
 type Merge struct {
 	srcs  []*Source
@@ -39,6 +47,17 @@ type Merge struct {
 	frame uint64
 	err   error // sticky: io.EOF, the first input's error, or ErrClosed
 	init  bool
+	// A Merge of files: how to open input i (paths[i]) again, whether it
+	// is parked (closed, heads[i].TS its first packet's timestamp), and
+	// what it was as it was first opened (for Name, Format and
+	// InputLinkType while it is closed). An input that has ended is
+	// closed and srcs[i] set to nil.
+	open    func(string) (*Source, error)
+	paths   []string
+	parked  []bool
+	formats []FileFormat
+	links   []layers.LinkType
+	mapped  bool
 }
 
 // NewMerge returns a Merge over srcs, in that order (the order breaks
@@ -59,31 +78,120 @@ func NewMerge(srcs ...*Source) *Merge {
 // opened, the ones already open are closed and its error is returned. A
 // single path is opened with [OpenReadAhead] (a gzip file is decompressed
 // in another goroutine); several are not, so that memory does not grow by
-// a read-ahead per file.
+// a read-ahead per file. With several paths, each file is read up to its
+// first packet, then closed until the Merge needs it (see [Merge]): its
+// first packet, or the error reading it ends with, is read again then.
 func OpenMerge(paths ...string) (*Merge, error) {
-	srcs := make([]*Source, 0, len(paths))
-	open := Open
 	if len(paths) == 1 {
-		open = OpenReadAhead
+		return openMerge(OpenReadAhead, paths)
 	}
-	for _, p := range paths {
-		s, err := open(p)
+	return openMerge(Open, paths)
+}
+
+// OpenMergeMapped is [OpenMerge] with every file opened by [OpenMapped]:
+// the caller takes on what OpenMapped says of files truncated while they
+// are read, for every input ([Merge.Mapped]).
+func OpenMergeMapped(paths ...string) (*Merge, error) {
+	m, err := openMerge(OpenMapped, paths)
+	if m != nil {
+		m.mapped = true
+	}
+	return m, err
+}
+
+func openMerge(open func(string) (*Source, error), paths []string) (*Merge, error) {
+	if len(paths) == 1 {
+		s, err := open(paths[0])
 		if err != nil {
-			for _, o := range srcs {
-				_ = o.Close()
-			}
 			return nil, err
 		}
-		srcs = append(srcs, s)
+		return NewMerge(s), nil
 	}
-	return NewMerge(srcs...), nil
+	n := len(paths)
+	m := NewMerge(make([]*Source, n)...)
+	m.open, m.paths = open, paths
+	m.parked = make([]bool, n)
+	m.formats = make([]FileFormat, n)
+	m.links = make([]layers.LinkType, n)
+	m.init = true
+	for i, p := range paths {
+		// One input open at a time: read it as far as its first packet,
+		// note what is needed of it, and park it until it is needed.
+		// Only a regular file can be opened again: a pipe (standard
+		// input, a process substitution) stays open.
+		s, err := open(p)
+		if err != nil {
+			_ = m.Close()
+			return nil, err
+		}
+		m.srcs[i] = s
+		m.formats[i] = formatOf(s)
+		ok := m.fill(i)
+		m.links[i] = s.LinkType(0) // a pcapng file's first interface is known now
+		if ok {
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && p != "-" {
+				m.park(i)
+			}
+			m.push(i)
+		}
+	}
+	return m, nil
+}
+
+// park closes input i, whose first packet was read into heads[i]: only
+// its timestamp is kept, for the order.
+func (m *Merge) park(i int) {
+	_ = m.srcs[i].Close()
+	m.srcs[i] = nil
+	m.parked[i] = true
+	m.heads[i] = Packet{TS: m.heads[i].TS}
+}
+
+// unpark opens parked input i again and reads its first packet into
+// heads[i]; false when that fails (the file changed or went away since:
+// the input then ends with the error).
+func (m *Merge) unpark(i int) bool {
+	m.parked[i] = false
+	s, err := m.open(m.paths[i])
+	if err != nil {
+		m.done[i] = true
+		m.errs[i] = err
+		return false
+	}
+	m.srcs[i] = s
+	return m.fill(i)
 }
 
 // Len returns the number of inputs.
 func (m *Merge) Len() int { return len(m.srcs) }
 
-// Source returns input i.
+// Source returns input i; nil for an input of a merge of several files
+// that is not open at the moment (see [Merge]).
 func (m *Merge) Source(i int) *Source { return m.srcs[i] }
+
+// Name returns the name of input i: its path, for a merge of files.
+func (m *Merge) Name(i int) string {
+	if m.paths != nil {
+		return m.paths[i]
+	}
+	return m.srcs[i].Name()
+}
+
+// InputLinkType returns the link type of interface 0 of input i, as its
+// file begins (for pcapng, as its first packet was read).
+func (m *Merge) InputLinkType(i int) layers.LinkType {
+	if m.links != nil {
+		return m.links[i]
+	}
+	return m.srcs[i].LinkType(0)
+}
+
+// Mapped reports whether the inputs may be read from memory mappings
+// ([OpenMapped], [OpenMergeMapped]): touching a packet's octets then faults
+// if its file is truncated meanwhile.
+func (m *Merge) Mapped() bool {
+	return m.mapped || (len(m.srcs) == 1 && m.srcs[0] != nil && m.srcs[0].Mapped())
+}
 
 // Input returns the index of the input the packet last returned by Next
 // came from (-1 before the first).
@@ -103,6 +211,13 @@ func (m *Merge) LinkType(iface int) layers.LinkType {
 		i = 0
 	}
 	if i >= len(m.srcs) {
+		return LinkTypeUnknown
+	}
+	if m.srcs[i] == nil {
+		// Not open (a merge of files): only interface 0 is known.
+		if iface == 0 {
+			return m.links[i]
+		}
 		return LinkTypeUnknown
 	}
 	return m.srcs[i].LinkType(iface)
@@ -151,28 +266,88 @@ func (m *Merge) NextInto(p *Packet) error {
 		}
 	} else if m.last >= 0 && m.fill(m.last) {
 		// The input whose packet was returned last has been popped; its
-		// previous packet is no longer in use, so it may read on.
+		// previous packet is no longer in use, so it may read on. Its
+		// next packet is most often the earliest again (the files of a
+		// rotated capture are read one after the other): then it goes
+		// out without a trip through the heap.
+		if len(m.heap) == 0 || m.less(m.last, m.heap[0]) {
+			return m.out(p, m.last)
+		}
 		m.push(m.last)
 	}
-	if len(m.heap) == 0 {
-		m.err = io.EOF
-		for _, e := range m.errs {
-			if e != nil {
-				m.err = e
-				break
+	var i int
+	for {
+		if len(m.heap) == 0 {
+			m.err = io.EOF
+			for _, e := range m.errs {
+				if e != nil {
+					m.err = e
+					break
+				}
 			}
+			*p = Packet{}
+			return m.err
 		}
-		*p = Packet{}
-		return m.err
+		i = m.pop()
+		if m.parked == nil || !m.parked[i] {
+			break
+		}
+		// Its first packet is the earliest: open it again, read that
+		// packet, and order it once more.
+		if m.unpark(i) {
+			m.push(i)
+		}
 	}
-	i := m.pop()
+	return m.out(p, i)
+}
+
+// out hands the head of input i to the caller.
+func (m *Merge) out(p *Packet, i int) error {
 	m.last = i
 	*p = m.heads[i]
-	p.PayloadPos = 0 // an offset in one of several files
+	// An offset in one of several files: for ReadAt, the input rides in
+	// the high bits (a merge of files only).
+	if pos := p.PayloadPos; pos > 0 && pos < 1<<posInputShift && m.paths != nil && i < maxPosInputs {
+		p.PayloadPos = int64(i+1)<<posInputShift | pos
+	} else {
+		p.PayloadPos = 0
+	}
 	m.inFr = p.Frame
 	m.frame++
 	p.Frame = m.frame
 	return nil
+}
+
+// A merged packet's PayloadPos is (input+1)<<posInputShift | offset: files
+// up to 1 TiB, and up to maxPosInputs inputs (the others' packets have no
+// PayloadPos).
+const (
+	posInputShift = 40
+	maxPosInputs  = 1<<(63-posInputShift) - 1
+)
+
+// ReadAt reads the file of the input a merged packet's PayloadPos names, at
+// the offset it gives (io.ReaderAt), as Source.ReadAt does for one file.
+// An input that has ended is opened again for it. Only a merge of files
+// gives its packets a PayloadPos; ReadAt fails with ErrNotSeekable for any
+// other position.
+func (m *Merge) ReadAt(b []byte, pos int64) (int, error) {
+	if len(m.srcs) == 1 && m.srcs[0] != nil {
+		return m.srcs[0].ReadAt(b, pos)
+	}
+	i, off := int(pos>>posInputShift)-1, pos&(1<<posInputShift-1)
+	if m.paths == nil || i < 0 || i >= len(m.srcs) || pos <= 0 {
+		return 0, ErrNotSeekable
+	}
+	if s := m.srcs[i]; s != nil && !m.parked[i] {
+		return s.ReadAt(b, off)
+	}
+	f, err := os.Open(m.paths[i])
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return f.ReadAt(b, off)
 }
 
 // fill reads the next packet of input i into heads[i]; false when the input
@@ -185,6 +360,11 @@ func (m *Merge) fill(i int) bool {
 		m.done[i] = true
 		if err != io.EOF {
 			m.errs[i] = err
+		}
+		if m.paths != nil {
+			// A merge of files: an input that has ended is closed.
+			_ = m.srcs[i].Close()
+			m.srcs[i] = nil
 		}
 		return false
 	}
@@ -247,9 +427,15 @@ func (m *Merge) pop() int {
 func (m *Merge) Close() error {
 	m.err = ErrClosed
 	var first error
-	for _, s := range m.srcs {
+	for i, s := range m.srcs {
+		if s == nil {
+			continue
+		}
 		if err := s.Close(); err != nil && first == nil {
 			first = err
+		}
+		if m.paths != nil {
+			m.srcs[i] = nil
 		}
 	}
 	return first
@@ -267,7 +453,14 @@ type FileFormat struct {
 
 // Format returns how input i's file is stored.
 func (m *Merge) Format(i int) FileFormat {
-	switch r := m.srcs[i].rd.(type) {
+	if m.formats != nil {
+		return m.formats[i]
+	}
+	return formatOf(m.srcs[i])
+}
+
+func formatOf(s *Source) FileFormat {
+	switch r := s.rd.(type) {
 	case *pcapReader:
 		return FileFormat{Nanos: r.nanos}
 	case *ngReader:

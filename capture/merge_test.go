@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -120,6 +121,28 @@ func TestMergeOrder(t *testing.T) {
 			out, err := drain(t, m)
 			if err != io.EOF {
 				t.Fatalf("end: %v, want io.EOF", err)
+			}
+			// The same inputs as files, merged with inputs parked
+			// until needed, read and mapped.
+			dir := t.TempDir()
+			var paths []string
+			for i, in := range tc.inputs {
+				p := filepath.Join(dir, strconv.Itoa(i)+".pcap")
+				if err := os.WriteFile(p, pcapOf(t, in...), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				paths = append(paths, p)
+			}
+			for _, open := range []func(...string) (*capture.Merge, error){capture.OpenMerge, capture.OpenMergeMapped} {
+				fm, err := open(paths...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				fout, ferr := drain(t, fm)
+				if ferr != io.EOF || !slices.Equal(fout, out) {
+					t.Errorf("from files: %+v, %v; want %+v", fout, ferr, out)
+				}
+				fm.Close()
 			}
 			if len(out) != len(tc.want) {
 				t.Fatalf("got %d packets %+v, want %d", len(out), out, len(tc.want))
@@ -273,8 +296,8 @@ func TestOpenMergeError(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	if m.Len() != 2 || m.Source(1).Name() != ok {
-		t.Errorf("Len %d Source(1) %q", m.Len(), m.Source(1).Name())
+	if m.Len() != 2 || m.Name(1) != ok || m.Source(1) != nil {
+		t.Errorf("Len %d Name(1) %q Source(1) %v (parked: nil)", m.Len(), m.Name(1), m.Source(1))
 	}
 }
 

@@ -315,7 +315,7 @@ func Split(ctx context.Context, m *capture.Merge, dir, base string, n int) (*Wri
 	links := make([]layers.LinkType, m.Len())
 	for i := range formats {
 		formats[i] = m.Format(i)
-		links[i] = m.Source(i).LinkType(0)
+		links[i] = m.InputLinkType(i)
 	}
 	w, err := Create(dir, base, n, FormatFor(formats, links))
 	if err != nil {

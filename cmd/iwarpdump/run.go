@@ -160,10 +160,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		src = ls
 	} else {
-		// One file decoded by this goroutine alone (the default -j 1;
-		// -j N reads in chunks, Parquet rows may keep octets): mapped,
-		// not read (capture.OpenMapped), the loop below recovering from
-		// the fault of a file truncated meanwhile.
+		// Files decoded by this goroutine alone (the default -j 1;
+		// -j N reads in chunks or copies packets, Parquet rows may keep
+		// octets): mapped, not read (capture.OpenMapped), the loop
+		// below recovering from the fault of a file truncated
+		// meanwhile.
 		fsrc, err := openMerge(files, *jobs == 1 && !parquetOut)
 		if err != nil {
 			fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
@@ -179,13 +180,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 			return 0
 		}
-		mapped = fsrc.Len() == 1 && fsrc.Source(0).Mapped()
-		if fsrc.Len() == 1 && *jobs == 1 {
+		mapped = fsrc.Mapped()
+		if *jobs == 1 {
 			// Retransmissions are compared with the delivered octets
-			// read back from the file rather than with a copy of them
+			// read back from the files rather than with a copy of them
 			// (capture.Packet.PayloadPos; reassembly.Options.File). The
-			// Source is read by this goroutine only: not with workers.
-			opts.Reassembly.File = fsrc.Source(0)
+			// files are read by this goroutine only: not with workers.
+			opts.Reassembly.File = fsrc
 		}
 		if parquetOut {
 			// -w names the Parquet directory here, not a capture to write.

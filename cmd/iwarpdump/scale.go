@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -95,19 +96,16 @@ func expandInputs(paths []string) ([]string, error) {
 }
 
 // openMerge expands the -r arguments and opens them as one source in
-// timestamp order (capture.Merge). With mapped, one file is opened with
-// capture.OpenMapped: the caller reads it under underFaults.
+// timestamp order (capture.Merge). With mapped, the files are opened with
+// capture.OpenMapped (capture.OpenMergeMapped): the caller reads them
+// under underFaults.
 func openMerge(paths []string, mapped bool) (*capture.Merge, error) {
 	files, err := expandInputs(paths)
 	if err != nil {
 		return nil, err
 	}
-	if mapped && len(files) == 1 && files[0] != "-" {
-		s, err := capture.OpenMapped(files[0])
-		if err != nil {
-			return nil, err
-		}
-		return capture.NewMerge(s), nil
+	if mapped && !slices.Contains(files, "-") {
+		return capture.OpenMergeMapped(files...)
 	}
 	return capture.OpenMerge(files...)
 }
