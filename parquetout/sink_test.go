@@ -462,3 +462,83 @@ func BenchmarkSink(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/record")
 	b.ReportMetric(float64(len(recs)), "records")
 }
+
+// TestFileRows: a table of more rows than Options.FileRows goes on in
+// further files (PartPath) which, read with Arrow one after the other,
+// hold the JSON Lines records of the table in order; a rerun that writes
+// fewer parts removes the earlier run's extra ones, and Abort leaves no
+// file, finished parts included.
+func TestFileRows(t *testing.T) {
+	path := shardtest.Write(t, t.TempDir(), "m.pcap", shardtest.ManyConns(8))
+	recs := shardtest.DecodeFiles(t, nil, path)
+	want := jsonRows(t, recs)
+	dir := t.TempDir()
+	files := func() []string {
+		var out []string
+		_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				rel, _ := filepath.Rel(dir, p)
+				out = append(out, rel)
+			}
+			return nil
+		})
+		slices.Sort(out)
+		return out
+	}
+	for _, fileRows := range []int64{7, 50, 1 << 20} {
+		s, err := parquetout.Create(dir, "m", parquetout.Options{RowGroupRows: 20, FileRows: fileRows})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			s.Add(r)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		var wantFiles []string
+		for _, tbl := range parquetout.Tables {
+			n := len(want[tbl])
+			parts := max(1, (n+int(fileRows)-1)/int(fileRows))
+			var got []map[string]string
+			for k := range parts {
+				p := parquetout.PartPath(dir, tbl, "m", k)
+				rows, _ := readTable(t, p)
+				if len(rows) > int(fileRows) || (k < parts-1 && len(rows) != int(fileRows)) {
+					t.Errorf("FileRows %d: %s holds %d rows", fileRows, p, len(rows))
+				}
+				got = append(got, rows...)
+				rel, _ := filepath.Rel(dir, p)
+				wantFiles = append(wantFiles, rel)
+			}
+			if len(got) != n {
+				t.Fatalf("FileRows %d: %s: %d rows in %d files, want %d", fileRows, tbl, len(got), parts, n)
+			}
+			for i := range got {
+				if d := diff(got[i], want[tbl][i]); d != "" {
+					t.Fatalf("FileRows %d: %s row %d: %s", fileRows, tbl, i, d)
+				}
+			}
+		}
+		slices.Sort(wantFiles)
+		if got := files(); !slices.Equal(got, wantFiles) {
+			t.Errorf("FileRows %d: files %v, want %v", fileRows, got, wantFiles)
+		}
+		if fileRows == 7 && len(wantFiles) < 20 {
+			t.Fatalf("only %d files with 7 rows per file", len(wantFiles))
+		}
+	}
+	// Abort after several parts were finished: nothing new is left.
+	before := files()
+	s, err := parquetout.Create(dir, "n", parquetout.Options{RowGroupRows: 20, FileRows: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		s.Add(r)
+	}
+	s.Abort()
+	if got := files(); !slices.Equal(got, before) {
+		t.Errorf("Abort left %v (before: %v)", got, before)
+	}
+}

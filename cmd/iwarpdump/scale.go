@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -174,7 +175,8 @@ func inputBase(paths []string) string {
 // DIR/{mpa,fpdus,messages,findings,conns}/NAME.parquet, NAME being the
 // input's base name with ".shard-I-of-N" under --shard (parquetout).
 type parquetSink struct {
-	s *parquetout.Sink
+	s        *parquetout.Sink
+	oldLimit int64 // the heap's soft limit before newParquetSink, for Close
 }
 
 // newParquetSink opens the tables for the input called inputName (see
@@ -191,15 +193,34 @@ func newParquetSink(dir, inputName string, sh shardSel) (*parquetSink, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &parquetSink{s: s}, nil
+	p := &parquetSink{s: s, oldLimit: -1}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// The writer's row groups and page buffers are some 25 MB of
+		// live heap; with the heap let grow to twice its live size
+		// between collections, the process took up to 62 MB on issue
+		// 6's workload. A soft limit keeps it near 50 MB, for about 4 %
+		// more CPU (69 collections instead of 42 on the 512 MiB
+		// workload).
+		p.oldLimit = debug.SetMemoryLimit(parquetMemoryLimit)
+	}
+	return p, nil
 }
+
+// parquetMemoryLimit is the Go heap's soft limit under -T parquet.
+const parquetMemoryLimit = 40 << 20
 
 // Add writes one record.
 func (p *parquetSink) Add(r *flows.Record) { p.s.Add(r) }
 
 // Close finishes the files (renaming them into place); call it after the
 // decoder's Close. On error no file of this run is left behind.
-func (p *parquetSink) Close() error { return p.s.Close() }
+func (p *parquetSink) Close() error {
+	if p.oldLimit >= 0 {
+		debug.SetMemoryLimit(p.oldLimit)
+		p.oldLimit = -1
+	}
+	return p.s.Close()
+}
 
 // warnings lists the JSON Lines keys that had no column (none for the
 // record types and keys the tests cover), for a message on standard error.
