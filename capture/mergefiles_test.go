@@ -4,7 +4,6 @@ package capture_test
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -61,13 +60,6 @@ func TestMergeManyFiles(t *testing.T) {
 		}
 		return p
 	}
-	gz := func(b []byte) []byte {
-		var z bytes.Buffer
-		w := gzip.NewWriter(&z)
-		_, _ = w.Write(b)
-		_ = w.Close()
-		return z.Bytes()
-	}
 	// Rotated: 300 files of consecutive times, some pcapng, some gzip,
 	// an empty one, and one cut inside its last record.
 	var rotated []string
@@ -99,7 +91,7 @@ func TestMergeManyFiles(t *testing.T) {
 			b = b[:len(b)-3]
 		}
 		if f%7 == 5 {
-			b = gz(b)
+			b = gzipOf(t, b, 1)
 		}
 		rotated = append(rotated, write(fmt.Sprintf("r%03d", f), b))
 	}

@@ -208,7 +208,12 @@ func readTable(t *testing.T, path string) ([]map[string]string, *arrow.Schema) {
 
 func writeSink(t *testing.T, dir, name string, recs []*flows.Record) *parquetout.Sink {
 	t.Helper()
-	s, err := parquetout.Create(dir, name, parquetout.Options{RowGroupRows: 100})
+	return writeSinkWith(t, dir, name, recs, parquetout.Options{RowGroupRows: 100})
+}
+
+func writeSinkWith(t *testing.T, dir, name string, recs []*flows.Record, o parquetout.Options) *parquetout.Sink {
+	t.Helper()
+	s, err := parquetout.Create(dir, name, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -486,16 +491,7 @@ func TestFileRows(t *testing.T) {
 		return out
 	}
 	for _, fileRows := range []int64{7, 50, 1 << 20} {
-		s, err := parquetout.Create(dir, "m", parquetout.Options{RowGroupRows: 20, FileRows: fileRows})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range recs {
-			s.Add(r)
-		}
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
+		writeSinkWith(t, dir, "m", recs, parquetout.Options{RowGroupRows: 20, FileRows: fileRows})
 		var wantFiles []string
 		for _, tbl := range parquetout.Tables {
 			n := len(want[tbl])

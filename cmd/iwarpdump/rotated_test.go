@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/iwarpkit/iwarpkit/capture"
 	"github.com/iwarpkit/iwarpkit/shard/shardtest"
 	"github.com/iwarpkit/iwarpkit/synth"
 )
@@ -29,21 +27,7 @@ func TestRotatedFilesSameAsOne(t *testing.T) {
 		s    synth.Scenario
 	}{{"retransmit-conflict", rc}, {"multi-conn", mc}} {
 		whole := shardtest.Write(t, dir, sc.name+".pcap", sc.s)
-		src, err := capture.Open(whole)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var pkts []capture.Packet
-		var datas [][]byte
-		for {
-			p, err := src.Next()
-			if err != nil {
-				break
-			}
-			datas = append(datas, bytes.Clone(p.Data))
-			pkts = append(pkts, p)
-		}
-		src.Close()
+		pkts, datas := readPackets(t, whole)
 		for _, args := range [][]string{{"-T", "jsonl"}, {"-T", "jsonl", "-j", "2"}, {"-q", "-z", "conn", "-z", "findings"}} {
 			_, want, _ := runCmd(t, nil, append([]string{"-r", whole}, args...)...)
 			if sc.name == "retransmit-conflict" && args[1] == "jsonl" {

@@ -180,21 +180,7 @@ func TestShardUnionIsWhole(t *testing.T) {
 func TestMergedInputs(t *testing.T) {
 	many, _, _ := scaleCaptures(t)
 	// Cut the capture at its middle packet into two files.
-	m, err := capture.OpenMerge(many)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pkts []capture.Packet
-	var datas [][]byte
-	for {
-		p, err := m.Next()
-		if err != nil {
-			break
-		}
-		datas = append(datas, bytes.Clone(p.Data))
-		pkts = append(pkts, p)
-	}
-	m.Close()
+	pkts, datas := readPackets(t, many)
 	dir := t.TempDir()
 	half := len(pkts) / 2
 	a := writePackets(t, filepath.Join(dir, "rot-000.pcap"), pkts[:half], datas[:half])
@@ -206,6 +192,27 @@ func TestMergedInputs(t *testing.T) {
 	}
 	if got := inputBase([]string{filepath.Join(dir, "rot-*.pcap")}); got != "rot-000..rot-001" {
 		t.Errorf("inputBase = %q", got)
+	}
+}
+
+// readPackets reads every packet of the capture at path, and a copy of
+// its octets (the Packets' own are gone with the next read).
+func readPackets(t *testing.T, path string) ([]capture.Packet, [][]byte) {
+	t.Helper()
+	src, err := capture.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	var pkts []capture.Packet
+	var datas [][]byte
+	for {
+		p, err := src.Next()
+		if err != nil {
+			return pkts, datas
+		}
+		datas = append(datas, bytes.Clone(p.Data))
+		pkts = append(pkts, p)
 	}
 }
 
