@@ -147,11 +147,17 @@ func (c *conn) packet(p *capture.Packet) {
 	dir := c.dirs[s]
 	dir.lastTS = p.TS
 	dir.stream.Add(seg, dir)
+	if c.finSeen[1-s] && fl&reassembly.ACK != 0 {
+		c.dirs[1-s].stream.Acked(reassembly.SeqNum(p.Ack))
+	}
 	if dir.hasPending() {
 		c.d.addPending(dir)
 	}
 	if c.rstSeen || (c.finSeen[0] && c.finSeen[1]) {
 		c.closed = true
+		for _, d := range c.dirs {
+			d.compact()
+		}
 	}
 }
 

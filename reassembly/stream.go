@@ -124,6 +124,27 @@ func (s *Stream) NextSeq() (SeqNum, bool) {
 	return s.nextSeq, s.started
 }
 
+// Acked tells the stream that the other side acknowledged its octets up to
+// ack. Once that covers the FIN, every octet the stream will carry has been
+// delivered and acknowledged: nothing but a spurious copy can come again,
+// so the history of delivered octets kept to compare retransmissions with
+// is given back (a copy that comes all the same counts as equal, as octets
+// no longer in the history do). A capture of many short connections kept
+// it for every connection it ever had.
+func (s *Stream) Acked(ack SeqNum) {
+	if !s.finDone || (s.hist == nil && s.refs == nil) || ack != s.finSeq.Add(1) {
+		return
+	}
+	s.Forget()
+}
+
+// Forget gives back the history of delivered octets (see Acked): later
+// retransmissions of them count as equal.
+func (s *Stream) Forget() {
+	s.hist, s.histStart = nil, s.nextOff
+	s.refs, s.rhead, s.scratch = nil, 0, nil
+}
+
 // ISN returns the initial sequence number, if the SYN was seen.
 func (s *Stream) ISN() (SeqNum, bool) { return s.isn, s.haveISN }
 

@@ -457,3 +457,48 @@ func BenchmarkReorder1460(b *testing.B) {
 		seq = seq.Add(2 * len(payload))
 	}
 }
+
+// TestAcked: the history goes once the other side acknowledges the FIN,
+// and not before: a conflicting copy of delivered octets is reported
+// while the FIN is unacknowledged (or acknowledged short of it, or before
+// the FIN was reached), and counts as equal once it is.
+func TestAcked(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		ack      SeqNum
+		fin      bool // the FIN is sent and reached
+		conflict bool
+	}{
+		{"fin acked", 106, true, false},
+		{"fin not acked", 105, true, true},
+		{"ack past the fin", 107, true, true}, // not an acknowledgment of this FIN
+		{"no fin", 106, false, true},
+		{"data acked, no fin", 105, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, file := range []bool{false, true} {
+				s := NewStream(Options{})
+				r := &recorder{t: t}
+				add := func(f uint64, seq SeqNum, flags Flags, data string) {
+					seg := Segment{Seq: seq, Flags: flags, Payload: []byte(data), Frame: f, TS: ts(f)}
+					if file && len(data) > 0 {
+						s.file = strings.NewReader("....hello")
+						seg.FilePos = 4
+					}
+					s.Add(seg, r)
+				}
+				add(1, 99, SYN, "")
+				add(2, 100, ACK, "hello")
+				if tc.fin {
+					add(3, 105, FIN|ACK, "")
+				}
+				s.Acked(tc.ack)
+				add(4, 100, ACK, "jello") // a copy that differs
+				got := slices.ContainsFunc(r.outs, func(o out) bool { return o.Kind == EvConflict })
+				if got != tc.conflict {
+					t.Errorf("file %v: conflict %v, want %v: %v", file, got, tc.conflict, r.outs)
+				}
+			}
+		})
+	}
+}
