@@ -23,7 +23,8 @@ import (
 // appendNgRecord): one copy per packet in the reading goroutine, and none
 // of the header decoding, which the walkers do. Only uncompressed pcap and
 // pcapng files are read in chunks: OpenChunks returns ErrNotChunked for
-// anything else, and the caller uses a Source.
+// anything else, and the caller uses a Source. Several files merged in
+// time order (NewMergeChunks) are read as pcapng is, through the Merge.
 type ChunkReader struct {
 	name  string
 	f     *os.File
@@ -37,6 +38,15 @@ type ChunkReader struct {
 	err   error  // sticky: io.EOF or *FileError, returned after the data
 	eof   bool
 	ng    *ngReader // pcapng: the blocks are read with it and repacked
+	m     *Merge    // NewMergeChunks: the packets are read from it and repacked
+}
+
+// NewMergeChunks reads the packets of m (several files, in timestamp
+// order) in chunks, each packet repacked as a pcapng file's are, with the
+// Merge's frame numbers, and the Merge's error after the last packet.
+// limit > 0 stops after that many frames. Close closes m.
+func NewMergeChunks(m *Merge, limit uint64) *ChunkReader {
+	return &ChunkReader{name: "merge", m: m, limit: limit}
 }
 
 // Chunk is a run of whole pcap records (or of repacked pcapng packets).
@@ -99,12 +109,17 @@ func OpenChunks(path string, limit uint64) (*ChunkReader, error) {
 }
 
 // Close closes the file.
-func (c *ChunkReader) Close() error { return c.f.Close() }
+func (c *ChunkReader) Close() error {
+	if c.m != nil {
+		return c.m.Close()
+	}
+	return c.f.Close()
+}
 
 // Walker returns a ChunkWalker for the records of this file's chunks; each
 // goroutine needs its own.
 func (c *ChunkReader) Walker() *ChunkWalker {
-	w := &ChunkWalker{name: c.name, ng: c.ng != nil}
+	w := &ChunkWalker{name: c.name, ng: c.ng != nil || c.m != nil}
 	if !w.ng {
 		w.pr, _ = newPcapReader(&bytesPeeker{b: c.hdr[:]}, c.big)
 	}
@@ -126,7 +141,7 @@ func (c *ChunkReader) Next(buf []byte) (Chunk, error) {
 	if c.err != nil {
 		return Chunk{}, c.err
 	}
-	if c.ng != nil {
+	if c.ng != nil || c.m != nil {
 		return c.nextNg(buf)
 	}
 	buf = append(buf[:0], c.tail...)
@@ -217,11 +232,25 @@ func (c *ChunkReader) nextNg(buf []byte) (Chunk, error) {
 	var p Packet
 	for c.limit == 0 || c.frame < c.limit {
 		p = Packet{}
-		link, off, err := c.ng.read(&p)
+		var link layers.LinkType
+		var off int64
+		var err error
+		if c.m != nil {
+			// The Merge numbers the frames and wraps its inputs'
+			// errors itself.
+			if err = c.m.NextInto(&p); err == nil {
+				link = c.m.LinkType(p.Interface)
+			}
+		} else {
+			link, off, err = c.ng.read(&p)
+		}
 		if err != nil {
-			if err == io.EOF {
+			switch {
+			case err == io.EOF:
 				c.err = io.EOF
-			} else {
+			case c.m != nil:
+				c.err = err
+			default:
 				c.err = c.fileError(off, err)
 			}
 			break
@@ -372,6 +401,9 @@ func (w *ChunkWalker) WalkOwned(ch Chunk, own []uint8, offs []int32, me uint8, f
 // the Packets of its pcap chunks gives it. It may be called from any
 // goroutine.
 func (c *ChunkReader) ReadAt(b []byte, off int64) (int, error) {
+	if c.f == nil {
+		return 0, ErrNotSeekable
+	}
 	return c.f.ReadAt(b, off)
 }
 

@@ -151,6 +151,32 @@ func TestMergeManyFiles(t *testing.T) {
 				t.Errorf("%s %s: %d inputs open at once, want at most %d", tc.name, open.name, most, tc.most)
 			}
 		}
+		// In chunks (NewMergeChunks, for -j N): the same packets, and
+		// the same end.
+		m, err := capture.OpenMerge(tc.paths...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cr := capture.NewMergeChunks(m, 0)
+		w := cr.Walker()
+		buf := make([]byte, 0, capture.ChunkSize)
+		k := 0
+		for {
+			ch, err := cr.Next(buf)
+			if err != nil {
+				if err.Error() != wantEnd || k != len(want) {
+					t.Fatalf("%s in chunks: %d packets, %v; want %d, %s", tc.name, k, err, len(want), wantEnd)
+				}
+				break
+			}
+			w.Walk(ch, func(p *capture.Packet) {
+				if k >= len(want) || p.Frame != want[k].frame || !p.TS.Equal(want[k].ts) || string(p.Data) != want[k].data {
+					t.Fatalf("%s in chunks: packet %d (frame %d) differs", tc.name, k, p.Frame)
+				}
+				k++
+			})
+		}
+		cr.Close()
 	}
 }
 

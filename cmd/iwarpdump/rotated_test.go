@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,7 +17,8 @@ import (
 // compared with octets read back from the earlier files) and with two. The
 // capture mixes synth's retransmit-conflict scenario, whose two
 // conflicting retransmissions (its ground truth) must be found across the
-// file boundaries, with a multi-connection one.
+// file boundaries, with a multi-connection one. With several workers the
+// merged packets are read in chunks (capture.NewMergeChunks).
 func TestRotatedFilesSameAsOne(t *testing.T) {
 	dir := t.TempDir()
 	rc, _ := synth.Named("retransmit-conflict", 3)
@@ -28,9 +30,10 @@ func TestRotatedFilesSameAsOne(t *testing.T) {
 	}{{"retransmit-conflict", rc}, {"multi-conn", mc}} {
 		whole := shardtest.Write(t, dir, sc.name+".pcap", sc.s)
 		pkts, datas := readPackets(t, whole)
-		for _, args := range [][]string{{"-T", "jsonl"}, {"-T", "jsonl", "-j", "2"}, {"-q", "-z", "conn", "-z", "findings"}} {
+		for _, args := range [][]string{{"-T", "jsonl"}, {"-T", "jsonl", "-j", "2"}, {"-T", "jsonl", "-j", "3", "-c", "7"},
+			{"-q", "-z", "conn", "-z", "findings"}, {"-q", "-z", "conn", "-z", "findings", "-j", "2"}} {
 			_, want, _ := runCmd(t, nil, append([]string{"-r", whole}, args...)...)
-			if sc.name == "retransmit-conflict" && args[1] == "jsonl" {
+			if sc.name == "retransmit-conflict" && args[1] == "jsonl" && !slices.Contains(args, "-c") {
 				if n := strings.Count(want, `"tcp.retransmit_conflict"`); n != wantConflicts {
 					t.Fatalf("%s: %d conflicts in the whole capture, want %d", sc.name, n, wantConflicts)
 				}

@@ -275,17 +275,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		plain := len(files) == 1 && files[0] != "-" && !strings.ContainsAny(files[0], "*?[") &&
 			len(fs.Args()) == 0 && live.filterFile == "" && !live.bpfRaw && *shardF == "" &&
 			(parquetOut || (live.write == "" && live.fileSize == "" && live.rotate == 0 && live.maxFiles == 0))
+		var cr *capture.ChunkReader
 		if plain {
-			if cr, err := capture.OpenChunks(files[0], *count); err == nil {
-				chunks = cr
-				defer cr.Close()
-				n, err := par.DecodeChunks(ctx, cr)
-				if err != nil {
-					_ = w.Flush()
-					fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
-					fmt.Fprintf(stderr, "iwarpdump: decoded %d packets before the damage\n", n)
-					damaged = true
-				}
+			cr, _ = capture.OpenChunks(files[0], *count)
+		} else if m, ok := src.(*capture.Merge); ok && m.Len() > 1 && len(fs.Args()) == 0 && live.filterFile == "" &&
+			!live.bpfRaw && *shardF == "" && (parquetOut || (live.write == "" && live.fileSize == "" && live.rotate == 0 && live.maxFiles == 0)) {
+			// Several files, nothing between them and the decoder: the
+			// reader repacks the merged packets into chunks, as it does
+			// a pcapng file's, instead of copying them into batches.
+			cr = capture.NewMergeChunks(m, *count)
+		}
+		if cr != nil {
+			chunks = cr
+			defer cr.Close()
+			n, err := par.DecodeChunks(ctx, cr)
+			if err != nil {
+				_ = w.Flush()
+				fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
+				fmt.Fprintf(stderr, "iwarpdump: decoded %d packets before the damage\n", n)
+				damaged = true
 			}
 		}
 	} else {
