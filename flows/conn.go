@@ -154,13 +154,29 @@ func (c *conn) packet(p *capture.Packet) {
 		c.closed = true
 		for _, d := range c.dirs {
 			d.compact()
+			if c.rstSeen {
+				// Reset: what the streams delivered will not be sent
+				// again (a copy that comes all the same counts as
+				// equal).
+				d.stream.Forget()
+			}
 		}
 	}
 	// (Below the rest: default.pgo keys its inlining to the lines of the
 	// call sites above.)
 	if c.finSeen[1-s] && fl&reassembly.ACK != 0 {
 		c.dirs[1-s].stream.Acked(reassembly.SeqNum(p.Ack))
+		if c.over() {
+			c.d.closed(c) // summarised and dropped: c is done with
+		}
 	}
+}
+
+// over reports whether both directions reached their FIN and saw it
+// acknowledged: nothing more can come on the connection.
+func (c *conn) over() bool {
+	return c.finSeen[0] && c.finSeen[1] && !c.rstSeen &&
+		c.dirs[0].stream.FinAcked() && c.dirs[1].stream.FinAcked()
 }
 
 // flush delivers everything buffered in both directions (end of capture or

@@ -70,6 +70,11 @@ type Decoder struct {
 	opts  Options
 	emit  func(*Record)
 	conns map[connKey]*conn
+	// finished lists the connections finished when they closed (both
+	// FINs acknowledged): a later packet without payload or SYN on the
+	// same endpoints (a retransmitted FIN or ACK) is part of what was
+	// summarised, not a new connection.
+	finished map[connKey]struct{}
 	// cache remembers recently used connections by a hash of the 4-tuple
 	// (cacheIndex); an entry is checked against the packet's endpoints and
 	// cleared when its connection is finished.
@@ -193,15 +198,49 @@ func (d *Decoder) Packet(p *capture.Packet) {
 		c = nil
 	}
 	if c == nil {
-		if len(d.conns) >= d.opts.MaxConns {
-			d.evictIdle()
+		// A new connection, or nil: a FIN or ACK sent again after the
+		// connection on these endpoints closed (the lines above c.packet
+		if c = d.open(p, ci, syn); c == nil { // stay as many: default.pgo)
+			d.release(false)
+			return
 		}
-		c = newConn(d, d.newID(), p.Src, p.Dst, p.Frame, p.TS)
-		d.conns[keyOf(p.Src, p.Dst)] = c
-		d.cache[ci] = c
 	}
 	c.packet(p)
 	d.release(false)
+}
+
+// open starts the connection of packet p (whose cache slot is ci), or
+// returns nil for a packet without payload or SYN on the endpoints of a
+// connection finished when it closed: a FIN or ACK sent again.
+func (d *Decoder) open(p *capture.Packet, ci int, syn bool) *conn {
+	k := keyOf(p.Src, p.Dst)
+	if _, gone := d.finished[k]; gone {
+		if !syn && len(p.Payload) == 0 {
+			return nil
+		}
+		delete(d.finished, k)
+	}
+	if len(d.conns) >= d.opts.MaxConns {
+		d.evictIdle()
+	}
+	c := newConn(d, d.newID(), p.Src, p.Dst, p.Frame, p.TS)
+	d.conns[k] = c
+	d.cache[ci] = c
+	return c
+}
+
+// closed finishes connection c, which has closed both ways (conn.over):
+// summarised now, as the JSON Lines contract says ("written when it
+// closes or the capture ends"), rather than at the end of the capture, so
+// that memory does not grow with the connections a capture has had. Its
+// endpoints are noted (finished) until a packet with a SYN or octets uses
+// them again.
+func (d *Decoder) closed(c *conn) {
+	d.finish(c)
+	if d.finished == nil {
+		d.finished = make(map[connKey]struct{})
+	}
+	d.finished[keyOf(c.a, c.b)] = struct{}{}
 }
 
 // Close ends the capture: every connection is flushed (buffered data

@@ -354,10 +354,13 @@ func afterReject(d synth.Dir) synth.Scenario {
 // triggers are the generated captures, by name.
 var triggers = map[string]trigger{
 	"conn-table-of-one": {
-		// Two connections, one after the other, with room for one.
+		// Two connections, the first still open when the second
+		// starts, with room for one. (One that has closed is finished
+		// then: it leaves room.)
 		gen: func() synth.Scenario {
 			a, b := baseConn(40100), baseConn(40101)
 			a.Ops = opening()
+			a.Close.Kind = synth.CloseNone
 			b.Ops = opening()
 			b.StartDelay = time.Second
 			return scenario(a, b)

@@ -56,6 +56,7 @@ type Stream struct {
 
 	finKnown bool
 	finDone  bool
+	finAcked bool // Acked: the FIN was acknowledged
 	finOff   uint64
 	finSeq   SeqNum
 	finFrame uint64
@@ -132,11 +133,16 @@ func (s *Stream) NextSeq() (SeqNum, bool) {
 // no longer in the history do). A capture of many short connections kept
 // it for every connection it ever had.
 func (s *Stream) Acked(ack SeqNum) {
-	if !s.finDone || (s.hist == nil && s.refs == nil) || ack != s.finSeq.Add(1) {
+	if !s.finDone || s.finAcked || ack != s.finSeq.Add(1) {
 		return
 	}
+	s.finAcked = true
 	s.Forget()
 }
+
+// FinAcked reports whether the stream reached its FIN and the other side
+// acknowledged it (Acked): the stream is over.
+func (s *Stream) FinAcked() bool { return s.finAcked }
 
 // Forget gives back the history of delivered octets (see Acked): later
 // retransmissions of them count as equal.
