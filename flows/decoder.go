@@ -198,9 +198,9 @@ func (d *Decoder) Packet(p *capture.Packet) {
 		c = nil
 	}
 	if c == nil {
-		// A new connection, or nil: a FIN or ACK sent again after the
-		// connection on these endpoints closed (the lines above c.packet
-		if c = d.open(p, ci, syn); c == nil { // stay as many: default.pgo)
+		// New, or nil: a FIN or ACK sent again after a close. (As many
+		// lines above c.packet as before: default.pgo keys inlining to them.)
+		if c = d.open(p, ci, syn); c == nil {
 			d.release(false)
 			return
 		}
