@@ -55,8 +55,9 @@ type connStats struct {
 	initiator  netip.AddrPort
 	responder  netip.AddrPort
 	initKnown  bool
-	sum        *flows.ConnSummary // the conn record, when it came
-	req, rep   bool               // MPA Request / Reply seen (fallback without a summary)
+	sum        connSum // of the conn record, when it came (hasSum)
+	hasSum     bool
+	req, rep   bool // MPA Request / Reply seen (fallback without a summary)
 	rev        uint8
 	crc        bool
 	mI2R, mR2I bool
@@ -66,10 +67,52 @@ type connStats struct {
 	messages   int
 	findings   int
 	sev        sevCount
-	fam        map[string]*sevCount // finding counts per check family
+	fam        famCounts // finding counts per check family
 	fpduCounts
 	lat  *latHist
 	span // first and last timestamp
+}
+
+// famCounts counts a connection's findings per check family: a few
+// families at most (a map took some 500 octets per connection).
+type famCounts []famCount
+
+type famCount struct {
+	fam string
+	n   sevCount
+}
+
+func (f *famCounts) add(fam string, sev dissect.Severity) {
+	for i := range *f {
+		if c := &(*f)[i]; c.fam == fam {
+			c.n.add(sev)
+			return
+		}
+	}
+	*f = append(*f, famCount{fam: fam})
+	(*f)[len(*f)-1].n.add(sev)
+}
+
+// of returns the counts of family fam.
+func (f famCounts) of(fam string) (n sevCount) {
+	for _, c := range f {
+		if c.fam == fam {
+			return c.n
+		}
+	}
+	return n
+}
+
+// connSum is what the connection table reads of a conn record
+// (flows.ConnSummary): a copy of the whole record took 336 octets, with its
+// Interop verdict, in each of up to MaxConns connections' statistics.
+type connSum struct {
+	state                     string
+	haveReq, haveRep          bool
+	initKnown, fpdus          bool // InitiatorKnown; FPDUs > 0
+	crc, mI2R, mR2I, enhanced bool
+	rev                       uint8
+	ird, ord                  uint16
 }
 
 // findKey identifies a row of the findings table.
@@ -122,7 +165,7 @@ type Collector struct {
 
 	records  int
 	messages int
-	fpduCounts
+	allCounts
 	lat     latHist
 	tl      timeline
 	span    span // of all records, once allSpan; see total
@@ -139,6 +182,7 @@ type Collector struct {
 	maxFindings int
 	maxConns    int
 	shared      *partShared // what the Partials of Local read
+	opPool      opPool      // dense opcode histograms for reuse
 }
 
 // NewCollector returns an empty Collector.
@@ -196,14 +240,16 @@ func (c *Collector) Add(r *flows.Record) {
 			c.finding(r, cs, r.Finding)
 		}
 	case flows.RecConn:
-		if r.Summary != nil && !cs.other {
-			if cs.sum == nil {
-				cs.sum = new(flows.ConnSummary)
-			}
-			*cs.sum = *r.Summary
-			if s := cs.sum; s.InitiatorKnown {
+		if s := r.Summary; s != nil && !cs.other {
+			cs.sum, cs.hasSum = connSum{
+				state: s.State, haveReq: s.HaveRequest, haveRep: s.HaveReply, rev: s.Rev, crc: s.CRC,
+				initKnown: s.InitiatorKnown, fpdus: s.FPDUs > 0, mI2R: s.MarkersI2R, mR2I: s.MarkersR2I,
+				enhanced: s.Enhanced, ird: s.IRD, ord: s.ORD,
+			}, true
+			if s.InitiatorKnown {
 				cs.initiator, cs.responder, cs.initKnown = s.Initiator, s.Responder, true
 			}
+			cs.ops.pack(&c.opPool)
 		}
 	}
 }
@@ -318,17 +364,32 @@ func dirIndex(d flows.Dir) int {
 	return 0
 }
 
-// fpduCounts counts FPDUs: of a connection, of all, or of what a Partial
-// took.
+// fpduCounts counts FPDUs: of a connection, or of what a Partial took.
 type fpduCounts struct {
 	fpdus     int
 	octets    uint64
 	crcErrors int
-	ops       [3][nOps]opCount // [flows.Dir][opcode]
+	ops       opTally
+}
+
+// absorb adds o's counts.
+func (f *fpduCounts) absorb(o *fpduCounts, pool *opPool) {
+	f.fpdus += o.fpdus
+	f.octets += o.octets
+	f.crcErrors += o.crcErrors
+	o.ops.each(func(dir, op int, v opCount) { f.ops.add(dir, op, v, pool) })
+}
+
+// allCounts counts the FPDUs of all connections.
+type allCounts struct {
+	fpdus     int
+	octets    uint64
+	crcErrors int
+	ops       opHist
 }
 
 // add counts an FPDU of n octets on the wire, pl of them payload.
-func (f *fpduCounts) add(n, pl uint64, dir, op int, crcBad bool) {
+func (f *allCounts) add(n, pl uint64, dir, op int, crcBad bool) {
 	f.fpdus++
 	f.octets += n
 	f.ops[dir][op].n++
@@ -339,16 +400,128 @@ func (f *fpduCounts) add(n, pl uint64, dir, op int, crcBad bool) {
 }
 
 // absorb adds o's counts.
-func (f *fpduCounts) absorb(o *fpduCounts) {
+func (f *allCounts) absorb(o *fpduCounts) {
 	f.fpdus += o.fpdus
 	f.octets += o.octets
 	f.crcErrors += o.crcErrors
-	for d := range f.ops {
-		for op := range f.ops[d] {
-			f.ops[d][op].n += o.ops[d][op].n
-			f.ops[d][op].octets += o.ops[d][op].octets
+	o.ops.each(func(dir, op int, v opCount) {
+		f.ops[dir][op].n += v.n
+		f.ops[dir][op].octets += v.octets
+	})
+}
+
+// opHist is an opcode histogram per direction: [flows.Dir][opcode].
+type opHist [3][nOps]opCount
+
+// opTally is a connection's opHist: dense while the connection is open, so
+// that counting an FPDU is one increment, and packed into the cells in use
+// once its conn record came (pack). A connection uses a few of the 51
+// cells, and the dense histogram took 816 octets in the statistics of each
+// of up to MaxConns connections, closed ones included.
+type opTally struct {
+	open   *opHist  // while counting; nil before the first FPDU and once packed
+	cells  []opCell // once packed
+	packed bool
+}
+
+// opCell is one cell of a packed opTally.
+type opCell struct {
+	opCount
+	dir, op uint8
+}
+
+// opPool keeps the dense histograms of packed opTallies for reuse.
+type opPool []*opHist
+
+// counting returns t's dense histogram, making it (from pool, which may be
+// nil) before t's first FPDU.
+func (t *opTally) counting(pool *opPool) *opHist {
+	if t.open == nil {
+		if pool != nil && len(*pool) > 0 {
+			t.open = (*pool)[len(*pool)-1]
+			*pool = (*pool)[:len(*pool)-1]
+		} else {
+			t.open = new(opHist)
 		}
 	}
+	return t.open
+}
+
+// add adds v to cell [dir][op].
+func (t *opTally) add(dir, op int, v opCount, pool *opPool) {
+	if t.packed {
+		for i := range t.cells {
+			if c := &t.cells[i]; int(c.dir) == dir && int(c.op) == op {
+				c.n += v.n
+				c.octets += v.octets
+				return
+			}
+		}
+		t.cells = append(t.cells, opCell{v, uint8(dir), uint8(op)})
+		return
+	}
+	h := t.counting(pool)
+	h[dir][op].n += v.n
+	h[dir][op].octets += v.octets
+}
+
+// pack keeps only the cells in use and gives the dense histogram back to
+// pool: the connection's FPDUs were all counted.
+func (t *opTally) pack(pool *opPool) {
+	if t.packed {
+		return
+	}
+	t.packed = true
+	h := t.open
+	if h == nil {
+		return
+	}
+	n := 0
+	for d := range h {
+		for op := range h[d] {
+			if h[d][op] != (opCount{}) {
+				n++
+			}
+		}
+	}
+	cells := make([]opCell, 0, n)
+	for d := range h {
+		for op := range h[d] {
+			if v := h[d][op]; v != (opCount{}) {
+				cells = append(cells, opCell{v, uint8(d), uint8(op)})
+			}
+		}
+	}
+	t.cells = cells
+	*h = opHist{}
+	*pool = append(*pool, h)
+	t.open = nil
+}
+
+// each calls f for every cell in use, dense ones in order of direction and
+// opcode.
+func (t *opTally) each(f func(dir, op int, v opCount)) {
+	if h := t.open; h != nil {
+		for d := range h {
+			for op := range h[d] {
+				if v := h[d][op]; v != (opCount{}) {
+					f(d, op, v)
+				}
+			}
+		}
+	}
+	for _, c := range t.cells {
+		f(int(c.dir), int(c.op), c.opCount)
+	}
+}
+
+// dense returns the histogram.
+func (t *opTally) dense() (h opHist) {
+	t.each(func(dir, op int, v opCount) {
+		h[dir][op].n += v.n
+		h[dir][op].octets += v.octets
+	})
+	return h
 }
 
 // fpduFacts returns what an FPDU record counts: its octets on the wire, its
@@ -365,8 +538,18 @@ func fpduFacts(r *flows.Record) (n, pl uint64, dir, op int) {
 func (c *Collector) fpdu(r *flows.Record, cs *connStats, w wall, slow bool) {
 	n, pl, dir, op := fpduFacts(r)
 	bad := r.FPDU.CRCStatus == flows.CRCBad
-	c.fpduCounts.add(n, pl, dir, op, bad)
-	cs.fpduCounts.add(n, pl, dir, op, bad)
+	c.allCounts.add(n, pl, dir, op, bad)
+	cs.fpdus++
+	cs.octets += n
+	h := cs.ops.open
+	if h == nil {
+		h = cs.ops.counting(&c.opPool)
+	}
+	h[dir][op].n++
+	h[dir][op].octets += pl
+	if bad {
+		cs.crcErrors++
+	}
 	if b := c.tl.hit(w, slow); b != nil { // timeline.add, inlined
 		b[dir] += n // dirIndex maps as add does
 	} else {
@@ -446,16 +629,7 @@ func (c *Collector) finding(r *flows.Record, cs *connStats, f *dissect.Finding) 
 	}
 	cs.findings++
 	cs.sev.add(sev)
-	fam := family(code)
-	if cs.fam == nil {
-		cs.fam = make(map[string]*sevCount)
-	}
-	fc := cs.fam[fam]
-	if fc == nil {
-		fc = new(sevCount)
-		cs.fam[fam] = fc
-	}
-	fc.add(sev)
+	cs.fam.add(family(code), sev)
 	if len(c.kept) >= c.maxFindings {
 		c.dropped++
 		return

@@ -2,6 +2,7 @@ package report
 
 import (
 	"net/netip"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -207,9 +208,10 @@ func TestConnTableMatchesTshark(t *testing.T) {
 				id, _ := strconv.Atoi(r[0])
 				cs := c.conns[id]
 				var i2r, r2i uint64
+				ops := cs.ops.dense()
 				for op := range nOps {
-					i2r += cs.ops[flows.DirI2R][op].n
-					r2i += cs.ops[flows.DirR2I][op].n
+					i2r += ops[flows.DirI2R][op].n
+					r2i += ops[flows.DirR2I][op].n
 				}
 				if int(i2r) != tc.pdus[ini] || int(r2i) != tc.pdus[res] {
 					t.Errorf("conn %d: segments i2r %d r2i %d, tshark %d %d", id, i2r, r2i, tc.pdus[ini], tc.pdus[res])
@@ -223,10 +225,16 @@ func TestConnTableMatchesTshark(t *testing.T) {
 // from the records against the decoder's own conn records.
 func TestConnCountsAgreeWithSummary(t *testing.T) {
 	for _, tc := range manifestOps {
-		c, _ := collect(t, tc.name)
+		c, recs := collect(t, tc.name)
+		sums := map[int]*flows.ConnSummary{}
+		for _, r := range recs {
+			if r.Type == flows.RecConn {
+				sums[r.Conn] = r.Summary
+			}
+		}
 		for _, cs := range c.sortedConns() {
-			s := cs.sum
-			if s == nil {
+			s := sums[cs.id]
+			if s == nil || !cs.hasSum {
 				t.Errorf("%s conn %d: no conn record", tc.name, cs.id)
 				continue
 			}
@@ -469,5 +477,52 @@ func BenchmarkWriteHTML(b *testing.B) {
 		if err := c.WriteHTML(&sb, "bench"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestConnMemory bounds what a Collector keeps per connection: up to
+// MaxConns of them are tabulated, so this is what the -z tables cost on a
+// capture of many connections. Each connection here has its MPA exchange,
+// FPDUs of four opcodes both ways, a Read with its latency, a finding and a
+// conn record. A dense opcode histogram, a copy of the conn record and a
+// map of finding families took some 2 KB per connection.
+func TestConnMemory(t *testing.T) {
+	heapAfter := func(n int) uint64 {
+		c := NewCollector()
+		for id := range n {
+			f := uint64(id * 100)
+			for _, r := range []*flows.Record{
+				{Type: flows.RecMPA, Frame: f + 1, TS: t0, Conn: id, Src: epA, Dst: epB, Dir: flows.DirI2R,
+					MPA: &flows.MPARecord{Frame: mpa.Frame{Kind: mpa.KindRequest, C: true, Rev: 2}}},
+				{Type: flows.RecMPA, Frame: f + 2, TS: t0, Conn: id, Src: epB, Dst: epA, Dir: flows.DirR2I,
+					MPA: &flows.MPARecord{Frame: mpa.Frame{Kind: mpa.KindReply, C: true, Rev: 2}}},
+				fpduRec(id, f+3, time.Millisecond, flows.DirI2R, rdmap.OpSend, 100),
+				fpduRec(id, f+4, 2*time.Millisecond, flows.DirI2R, rdmap.OpWrite, 1000),
+				fpduRec(id, f+5, 3*time.Millisecond, flows.DirI2R, rdmap.OpReadRequest, 0),
+				fpduRec(id, f+6, 4*time.Millisecond, flows.DirR2I, rdmap.OpReadResponse, 1000),
+				fpduRec(id, f+7, 5*time.Millisecond, flows.DirR2I, rdmap.OpSend, 10),
+				readRec(id, f+6, f+5, time.Millisecond),
+				findingRec(id, f+8, dissect.SeverityWarning, "tcp.gap", "octets missing"),
+				{Type: flows.RecConn, Frame: f + 9, TS: t0.Add(6 * time.Millisecond), Conn: id, Summary: &flows.ConnSummary{
+					Initiator: epA, Responder: epB, InitiatorKnown: true, A: epA, B: epB, State: "closed",
+					HaveRequest: true, HaveReply: true, Rev: 2, CRC: true, FPDUs: 5, Interop: &flows.Interop{}}},
+			} {
+				c.Add(r)
+			}
+		}
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		runtime.KeepAlive(c)
+		return ms.HeapAlloc
+	}
+	// Both above MaxFindings, so that the findings kept for the reports
+	// (bounded) do not count.
+	small := heapAfter(MaxFindings + 1000)
+	large := heapAfter(MaxFindings + 11000)
+	per := (int64(large) - int64(small)) / 10000
+	t.Logf("%d octets of heap per connection", per)
+	if per > 1024 {
+		t.Errorf("%d octets of heap per connection, want at most 1024", per)
 	}
 }

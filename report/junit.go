@@ -134,9 +134,9 @@ func (c *Collector) WriteJUnit(w io.Writer, name string) error {
 			docs[f.name] = f.doc
 		}
 		var extra []string
-		for f := range cs.fam {
-			if _, ok := docs[f]; !ok {
-				extra = append(extra, f)
+		for _, f := range cs.fam {
+			if _, ok := docs[f.fam]; !ok {
+				extra = append(extra, f.fam)
 			}
 		}
 		sort.Strings(extra)
@@ -151,10 +151,7 @@ func (c *Collector) WriteJUnit(w io.Writer, name string) error {
 		class := name + ".conn" + row.Label
 		for _, fam := range fams {
 			tc := junitCase{Name: fam, ClassName: class, Time: "0"}
-			var n sevCount
-			if p := cs.fam[fam]; p != nil {
-				n = *p
-			}
+			n := cs.fam.of(fam)
 			bad := n[dissect.SeverityError] + n[dissect.SeverityWarning]
 			if bad > 0 {
 				typ := dissect.SeverityWarning.String()

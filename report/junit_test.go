@@ -172,10 +172,7 @@ func TestJUnitCaptures(t *testing.T) {
 					fs := tcase.children("failure")
 					// A family fails exactly when the connection has error or
 					// warning findings of it.
-					var n sevCount
-					if p := cs.fam[name]; p != nil {
-						n = *p
-					}
+					n := cs.fam.of(name)
 					if bad := n[dissect.SeverityError]+n[dissect.SeverityWarning] > 0; bad != (len(fs) == 1) {
 						t.Errorf("testcase %s: failures %d, error+warning findings %v", name, len(fs), n)
 					}

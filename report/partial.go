@@ -108,7 +108,14 @@ func (p *Partial) Take(r *flows.Record) bool {
 			t := &pc.taken
 			t.records++
 			t.span.add(&r.TS, w, false)
-			t.fpduCounts.add(n, pl, dir, op, r.FPDU.CRCStatus == flows.CRCBad)
+			t.fpdus++
+			t.octets += n
+			h := t.ops.counting(nil)
+			h[dir][op].n++
+			h[dir][op].octets += pl
+			if r.FPDU.CRCStatus == flows.CRCBad {
+				t.crcErrors++
+			}
 			p.tl.add(&r.TS, w, false, r.Dir, n)
 			return true
 		}
@@ -173,8 +180,8 @@ func (c *Collector) Absorb(conn int, v any) {
 			c.span.absorb(&x.span)
 		}
 		cs.span.absorb(&x.span)
-		c.fpduCounts.absorb(&x.fpduCounts)
-		cs.fpduCounts.absorb(&x.fpduCounts)
+		c.allCounts.absorb(&x.fpduCounts)
+		cs.fpduCounts.absorb(&x.fpduCounts, &c.opPool)
 	case *timeline:
 		c.tl.absorb(x)
 	}

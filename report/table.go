@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bufio"
+	"bytes"
 	"io"
 	"sort"
 	"strconv"
@@ -20,10 +22,25 @@ type textTable struct {
 	cols  []string
 	right []bool // right-align column i (numbers)
 	rows  [][]string
+	// each, when set, gives the rows after rows, by calling row once per
+	// row; write calls it twice (the column widths, then the lines), so
+	// that a table of a row per connection is never held whole: with
+	// MaxConns connections that was some 100 MB of cells.
+	each  func(row func(cells ...string))
 	notes []string
 }
 
 func (t *textTable) add(cells ...string) { t.rows = append(t.rows, cells) }
+
+// forRows calls f with the cells of every row, in order.
+func (t *textTable) forRows(f func(cells []string)) {
+	for _, r := range t.rows {
+		f(r)
+	}
+	if t.each != nil {
+		t.each(func(cells ...string) { f(cells) })
+	}
+}
 
 // write renders the table; it sanitises control characters so that text from
 // a capture cannot break the layout.
@@ -32,55 +49,60 @@ func (t *textTable) write(w io.Writer) error {
 	for i, c := range t.cols {
 		width[i] = utf8.RuneCountInString(c)
 	}
-	for _, r := range t.rows {
-		for i := range r {
-			r[i] = clean(r[i])
-			if i < len(width) {
-				width[i] = max(width[i], utf8.RuneCountInString(r[i]))
-			}
+	t.forRows(func(r []string) {
+		for i := range min(len(r), len(width)) {
+			width[i] = max(width[i], utf8.RuneCountInString(clean(r[i])))
 		}
-	}
+	})
 	total := 0
 	for _, n := range width {
 		total += n + 2
 	}
 	total = max(min(total-2, maxRule), utf8.RuneCountInString(t.title), 40)
-	var b strings.Builder
+	b := bufio.NewWriter(w)
 	rule := strings.Repeat("=", total) + "\n"
 	b.WriteString(rule)
 	b.WriteString(clean(t.title))
 	b.WriteString("\n")
 	b.WriteString(rule)
+	var l []byte
 	line := func(cells []string) {
-		var l strings.Builder
+		l = l[:0]
 		for i, c := range cells {
 			if i >= len(width) {
 				break
 			}
 			if i > 0 {
-				l.WriteString("  ")
+				l = append(l, "  "...)
 			}
-			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			c = clean(c)
+			pad := width[i] - utf8.RuneCountInString(c)
 			if t.right[i] {
-				l.WriteString(pad + c)
+				l = appendSpaces(l, pad)
+				l = append(l, c...)
 			} else {
-				l.WriteString(c + pad)
+				l = append(l, c...)
+				l = appendSpaces(l, pad)
 			}
 		}
-		b.WriteString(strings.TrimRight(l.String(), " "))
+		b.Write(bytes.TrimRight(l, " "))
 		b.WriteString("\n")
 	}
 	line(t.cols)
-	for _, r := range t.rows {
-		line(r)
-	}
+	t.forRows(line)
 	b.WriteString(rule)
 	for _, n := range t.notes {
 		b.WriteString(clean(n))
 		b.WriteString("\n")
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return b.Flush()
+}
+
+func appendSpaces(b []byte, n int) []byte {
+	for range n {
+		b = append(b, ' ')
+	}
+	return b
 }
 
 // maxRule caps the width of the rules around a table.
@@ -181,17 +203,17 @@ func (cs *connStats) row() connRow {
 			break
 		}
 	}
-	if s := cs.sum; s != nil {
-		r.State = s.State
-		if s.HaveRequest || s.HaveReply {
-			r.Rev = strconv.Itoa(int(s.Rev))
-			r.CRC = onOff(s.CRC)
+	if s := &cs.sum; cs.hasSum {
+		r.State = s.state
+		if s.haveReq || s.haveRep {
+			r.Rev = strconv.Itoa(int(s.rev))
+			r.CRC = onOff(s.crc)
 		}
-		if s.InitiatorKnown && (s.HaveRequest || s.HaveReply || s.FPDUs > 0) {
-			r.Markers = onOff(s.MarkersI2R) + "/" + onOff(s.MarkersR2I)
+		if s.initKnown && (s.haveReq || s.haveRep || s.fpdus) {
+			r.Markers = onOff(s.mI2R) + "/" + onOff(s.mR2I)
 		}
-		if s.Enhanced {
-			r.IRDORD = strconv.Itoa(int(s.IRD)) + "/" + strconv.Itoa(int(s.ORD))
+		if s.enhanced {
+			r.IRDORD = strconv.Itoa(int(s.ird)) + "/" + strconv.Itoa(int(s.ord))
 		}
 		return r
 	}
@@ -240,9 +262,13 @@ func (c *Collector) WriteConn(w io.Writer) error {
 		right: []bool{true, false, false, false, true, false, false, false, true, true, true, true, true},
 		notes: c.untrackedNote(),
 	}
-	for _, r := range c.connRows() {
-		t.add(r.Label, r.Initiator, r.Responder, r.State, r.Rev, r.CRC, r.Markers, r.IRDORD,
-			itoa(r.FPDUs), itoa(r.Messages), utoa(r.Octets), itoa(r.CRCErrors), itoa(r.Findings))
+	conns := c.sortedConns()
+	t.each = func(row func(...string)) {
+		for _, cs := range conns {
+			r := cs.row()
+			row(r.Label, r.Initiator, r.Responder, r.State, r.Rev, r.CRC, r.Markers, r.IRDORD,
+				itoa(r.FPDUs), itoa(r.Messages), utoa(r.Octets), itoa(r.CRCErrors), itoa(r.Findings))
+		}
 	}
 	return t.write(w)
 }
@@ -267,7 +293,8 @@ type opRow struct {
 	Octets uint64
 }
 
-func opRows(conn string, ops *[3][nOps]opCount, rows []opRow) []opRow {
+func opRows(conn string, t *opTally, rows []opRow) []opRow {
+	ops := t.dense()
 	for _, d := range dirOrder {
 		for op := range nOps {
 			v := ops[d][op]
@@ -318,13 +345,18 @@ func (c *Collector) WriteOps(w io.Writer) error {
 		right: []bool{true, false, false, false, true, true},
 		notes: c.untrackedNote(),
 	}
-	var rows []opRow
-	for _, cs := range c.sortedConns() {
-		rows = opRows(cs.label(), &cs.ops, rows)
-	}
-	rows = append(rows, c.opTotals()...)
-	for _, r := range rows {
-		t.add(r.Conn, r.Dir, r.Opcode, r.Name, utoa(r.Count), utoa(r.Octets))
+	conns := c.sortedConns()
+	t.each = func(row func(...string)) {
+		var rows []opRow
+		for _, cs := range conns {
+			rows = opRows(cs.label(), &cs.ops, rows[:0])
+			for _, r := range rows {
+				row(r.Conn, r.Dir, r.Opcode, r.Name, utoa(r.Count), utoa(r.Octets))
+			}
+		}
+		for _, r := range c.opTotals() {
+			row(r.Conn, r.Dir, r.Opcode, r.Name, utoa(r.Count), utoa(r.Octets))
+		}
 	}
 	return t.write(w)
 }
