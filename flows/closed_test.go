@@ -169,6 +169,69 @@ func TestSummaryAtClose(t *testing.T) {
 	if ids := connIDs(decode(append(strays, second...)...)); !slices.Equal(ids, []int{0, 1, 2}) {
 		t.Errorf("a FIN and an ACK sent again after the close: connections %v, want [0 1 2]", ids)
 	}
+	// The same more than one MSL (2 minutes, RFC 9293 §3.4.2) after the
+	// close: not copies of the closed connection's last segments, so a
+	// connection of their own, which takes id 2 (and has no records: no
+	// octets), and the second connection once more is id 3.
+	for i := range strays {
+		strays[i].TS = pkts[closing].TS.Add(2*time.Minute + time.Second)
+	}
+	if ids := connIDs(decode(append(strays, second...)...)); !slices.Equal(ids, []int{0, 1, 3}) {
+		t.Errorf("a FIN and an ACK sent again long after the close: connections %v, want [0 1 3]", ids)
+	}
+}
+
+// TestFinishedSwept: the endpoints of closed connections are remembered
+// for the strays of the last minutes of the capture only, so that a long
+// capture of short connections does not keep a note of each one. Here a
+// connection closes every second.
+func TestFinishedSwept(t *testing.T) {
+	heapAfter := func(n int) uint64 {
+		conns := make([]synth.Conn, n)
+		for i := range conns {
+			conns[i] = synth.Conn{
+				Initiator:  netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)}), uint16(40000+i%20000)),
+				Responder:  netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 200, 0, 1}), 7174),
+				Handshake:  true,
+				MPA:        &synth.MPAParams{Request: synth.MPAFrame{Rev: 1, C: true}, Reply: synth.MPAFrame{Rev: 1, C: true}},
+				StartDelay: time.Duration(i) * time.Second,
+				Ops:        []synth.Op{{Dir: synth.I2R, Kind: synth.Send, Size: 16}},
+			}
+		}
+		var b bytes.Buffer
+		if _, err := synth.Generate(synth.Scenario{Conns: conns}, &b, nil); err != nil {
+			t.Fatal(err)
+		}
+		src, err := capture.NewSource(bytes.NewReader(b.Bytes()), "swept")
+		if err != nil {
+			t.Fatal(err)
+		}
+		summaries := 0
+		dec := flows.NewDecoder(flows.Options{}, func(r *flows.Record) {
+			if r.Type == flows.RecConn {
+				summaries++
+			}
+		})
+		var p capture.Packet
+		for src.NextInto(&p) == nil {
+			dec.Packet(&p)
+		}
+		if summaries != n {
+			t.Fatalf("%d connections summarised when they closed, want %d", summaries, n)
+		}
+		b = bytes.Buffer{}
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		dec.Close()
+		return ms.HeapAlloc
+	}
+	small, large := heapAfter(1000), heapAfter(3000)
+	per := (int64(large) - int64(small)) / 2000
+	t.Logf("%d octets of heap per closed connection", per)
+	if per > 32 {
+		t.Errorf("%d octets of heap per closed connection, want at most 32", per)
+	}
 }
 
 // connIDs lists the connection ids of recs, in order.

@@ -71,10 +71,15 @@ type Decoder struct {
 	emit  func(*Record)
 	conns map[connKey]*conn
 	// finished lists the connections finished when they closed (both
-	// FINs acknowledged): a later packet without payload or SYN on the
-	// same endpoints (a retransmitted FIN or ACK) is part of what was
-	// summarised, not a new connection.
-	finished map[connKey]struct{}
+	// FINs acknowledged), with the capture time of the close in Unix
+	// nanoseconds: a packet without payload or SYN on the same endpoints
+	// within strayWindow of it (a retransmitted FIN or ACK) is part of what
+	// was summarised, not a new connection. Entries older than twice that
+	// are swept (sweepFinished) once the map has doubled, so that it holds
+	// the connections closed in the last minutes of the capture, not every
+	// one it had.
+	finished     map[connKey]int64
+	finishedMark int // len(finished) that starts the next sweep
 	// cache remembers recently used connections by a hash of the 4-tuple
 	// (cacheIndex); an entry is checked against the packet's endpoints and
 	// cleared when its connection is finished.
@@ -214,8 +219,8 @@ func (d *Decoder) Packet(p *capture.Packet) {
 // connection finished when it closed: a FIN or ACK sent again.
 func (d *Decoder) open(p *capture.Packet, ci int, syn bool) *conn {
 	k := keyOf(p.Src, p.Dst)
-	if _, gone := d.finished[k]; gone {
-		if !syn && len(p.Payload) == 0 {
+	if at, gone := d.finished[k]; gone {
+		if !syn && len(p.Payload) == 0 && p.TS.UnixNano()-at <= int64(strayWindow) {
 			return nil
 		}
 		delete(d.finished, k)
@@ -237,10 +242,39 @@ func (d *Decoder) open(p *capture.Packet, ci int, syn bool) *conn {
 // them again.
 func (d *Decoder) closed(c *conn) {
 	d.finish(c)
+	at := max(c.dirs[0].lastTS.UnixNano(), c.dirs[1].lastTS.UnixNano())
 	if d.finished == nil {
-		d.finished = make(map[connKey]struct{})
+		d.finished = make(map[connKey]int64)
 	}
-	d.finished[keyOf(c.a, c.b)] = struct{}{}
+	if len(d.finished) >= d.finishedMark {
+		d.sweepFinished(at)
+	}
+	d.finished[keyOf(c.a, c.b)] = at
+}
+
+// strayWindow is how long after a connection closed a packet without
+// payload or SYN on its endpoints is taken for a copy of its last FIN or
+// ACK: one Maximum Segment Lifetime (RFC 9293 §3.4.2: 2 minutes). A
+// retransmission comes within a few retransmission timeouts; TIME-WAIT,
+// which keeps the endpoints from a new connection, lasts two MSL (RFC 9293
+// §3.6.1), 60 seconds on Linux.
+const strayWindow = 2 * time.Minute
+
+// sweepFinished forgets the finished connections that closed more than
+// twice strayWindow before now (Unix nanoseconds), and sets the size of the
+// map that starts the next sweep: twice what is left, so that sweeps cost
+// O(1) a connection. An entry swept is one that strayWindow already
+// excludes, for packets at or after now; the margin of another strayWindow
+// keeps that so for captures whose timestamps step back by less than it,
+// and keeps -j N's output equal to -j 1's (each worker sweeps at the
+// closes of its own connections).
+func (d *Decoder) sweepFinished(now int64) {
+	for k, at := range d.finished {
+		if now-at > 2*int64(strayWindow) {
+			delete(d.finished, k)
+		}
+	}
+	d.finishedMark = max(2*len(d.finished), 1024)
 }
 
 // Close ends the capture: every connection is flushed (buffered data
