@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/iwarpkit/iwarpkit/capture"
+	"github.com/iwarpkit/iwarpkit/dissect/mpa"
 	"github.com/iwarpkit/iwarpkit/flows"
 	"github.com/iwarpkit/iwarpkit/synth"
 )
@@ -244,4 +245,150 @@ func connIDs(recs []*flows.Record) []int {
 	}
 	slices.Sort(ids)
 	return ids
+}
+
+// resetConns is a capture of n connections one after the other, each reset
+// by its initiator right after the handshake, before any octet, or, with
+// octets, after an MPA exchange and a Send.
+func resetConns(t *testing.T, n int, octets bool) []byte {
+	conns := make([]synth.Conn, n)
+	for i := range conns {
+		conns[i] = synth.Conn{
+			Initiator:  netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)}), uint16(40000+i)),
+			Responder:  netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 200, 0, 1}), 7174),
+			Handshake:  true,
+			StartDelay: time.Duration(i) * 20 * time.Millisecond,
+			Close:      synth.Close{Kind: synth.CloseRST},
+		}
+		if octets {
+			conns[i].MPA = &synth.MPAParams{Request: synth.MPAFrame{Rev: 1, C: true}, Reply: synth.MPAFrame{Rev: 1, C: true}}
+			conns[i].Ops = []synth.Op{{Dir: synth.I2R, Kind: synth.Send, Size: 100}}
+		}
+	}
+	var b bytes.Buffer
+	if _, err := synth.Generate(synth.Scenario{Conns: conns}, &b, nil); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestResetBeforeOctets: a connection reset after its SYN and before any
+// octet (refused, or aborted at once) is dropped at the reset, not kept to
+// the end of the capture; a segment without payload on its endpoints after
+// that (the peer's ACK or RST) is no connection of its own, a SYN is.
+func TestResetBeforeOctets(t *testing.T) {
+	heapAfter := func(n int) uint64 {
+		src, err := capture.NewSource(bytes.NewReader(resetConns(t, n, false)), "reset")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := flows.NewDecoder(flows.Options{}, func(r *flows.Record) { t.Errorf("record %v of a connection without octets", r.Type) })
+		var p capture.Packet
+		for src.NextInto(&p) == nil {
+			dec.Packet(&p)
+		}
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		dec.Close()
+		return ms.HeapAlloc
+	}
+	small, large := heapAfter(100), heapAfter(600)
+	per := (int64(large) - int64(small)) / 500
+	t.Logf("%d octets of heap per connection reset before any octet", per)
+	if per > 512 {
+		t.Errorf("%d octets of heap per connection reset before any octet, want at most 512", per)
+	}
+
+	// Two connections; then the first one's responder answers the reset
+	// with an ACK, and the first one's endpoints are used again with a
+	// SYN. The ACK takes no id (a new connection there would be 2, and the
+	// SYN's 3), the SYN does.
+	src, err := capture.NewSource(bytes.NewReader(resetConns(t, 2, false)), "reset")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkts []capture.Packet
+	for {
+		p, err := src.Next()
+		if err != nil {
+			break
+		}
+		p.Data = nil
+		pkts = append(pkts, p)
+	}
+	first := pkts[0]
+	if first.Flags&capture.FlagSYN == 0 {
+		t.Fatalf("the capture starts with flags %v", first.Flags)
+	}
+	ack := pkts[1] // the SYN-ACK, from the responder
+	ack.Flags = capture.FlagACK
+	ack.TS = pkts[len(pkts)-1].TS.Add(time.Millisecond)
+	syn := first
+	syn.TS = ack.TS.Add(time.Millisecond)
+	// Neither the ACK nor the SYN alone makes a record: the id of a later
+	// connection with octets (on other endpoints) tells how many
+	// connections came before it.
+	more := sequentialConns(t, 1)
+	msrc, err := capture.NewSource(bytes.NewReader(more), "more")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tail []capture.Packet
+	for {
+		p, err := msrc.Next()
+		if err != nil {
+			break
+		}
+		p.Payload = bytes.Clone(p.Payload)
+		p.Data = nil
+		p.TS = syn.TS.Add(time.Second + p.TS.Sub(time.Unix(0, 0).UTC()))
+		if p.Src.Port() == 40000 {
+			p.Src = netip.AddrPortFrom(p.Src.Addr(), 45000)
+		} else {
+			p.Dst = netip.AddrPortFrom(p.Dst.Addr(), 45000)
+		}
+		tail = append(tail, p)
+	}
+	decode := func(ps ...capture.Packet) []int {
+		var out []*flows.Record
+		d := flows.NewDecoder(flows.Options{}, func(r *flows.Record) { out = append(out, r) })
+		for i := range ps {
+			ps[i].Frame = uint64(i + 1)
+			d.Packet(&ps[i])
+		}
+		d.Close()
+		return connIDs(out)
+	}
+	all := append(slices.Clone(pkts), ack)
+	if ids := decode(append(slices.Clone(all), tail...)...); !slices.Equal(ids, []int{2}) {
+		t.Errorf("an ACK after the reset: the next connection with octets has ids %v, want [2]", ids)
+	}
+	if ids := decode(append(append(all, syn), tail...)...); !slices.Equal(ids, []int{3}) {
+		t.Errorf("a SYN after the reset: the next connection with octets has ids %v, want [3]", ids)
+	}
+
+	// A connection reset after octets stays to the end of the capture
+	// (what the peer had in flight may still come): its summary comes
+	// after the records of the connection that follows it.
+	var recs []*flows.Record
+	osrc, err := capture.NewSource(bytes.NewReader(resetConns(t, 2, true)), "reset")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := flows.NewDecoder(flows.Options{}, func(r *flows.Record) { recs = append(recs, r) })
+	var p capture.Packet
+	for osrc.NextInto(&p) == nil {
+		dec.Packet(&p)
+	}
+	dec.Close()
+	var order []int
+	for _, r := range recs {
+		if r.Type == flows.RecConn || (r.Type == flows.RecMPA && r.MPA.Frame.Kind == mpa.KindRequest) {
+			order = append(order, r.Conn)
+		}
+	}
+	if !slices.Equal(order, []int{0, 1, 0, 1}) {
+		t.Errorf("connections reset after octets: MPA Requests and summaries of connections %v, want [0 1 0 1]", order)
+	}
 }

@@ -41,6 +41,7 @@ type conn struct {
 	closed         bool
 	finSeen        [2]bool
 	rstSeen        bool
+	carried        bool // a packet with payload was seen, either way
 	firstFrame     uint64
 	firstTS        time.Time
 	lastFrame      uint64
@@ -168,7 +169,17 @@ func (c *conn) packet(p *capture.Packet) {
 		c.dirs[1-s].stream.Acked(reassembly.SeqNum(p.Ack))
 		if c.over() {
 			c.d.closed(c) // summarised and dropped: c is done with
+			return
 		}
+	}
+	if wire > 0 {
+		c.carried = true
+	} else if c.rstSeen && !c.carried && c.synSeen {
+		// Reset after its SYN and before either side sent an octet (a
+		// connection refused, or aborted at once): nothing that follows
+		// can belong to it, and it has no records. It is dropped now
+		// rather than kept, 2.3 KB of it, to the end of the capture.
+		c.d.closed(c)
 	}
 }
 
