@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/iwarpkit/iwarpkit/capture"
 	"github.com/iwarpkit/iwarpkit/flows"
@@ -62,3 +63,47 @@ func TestConnCache(t *testing.T) {
 		sameLines(t, fmt.Sprintf("MaxConns %d", maxConns), jsonlWith(mixed, opts, flows.NewDecoder, false), want)
 	}
 }
+
+// TestSpareConns: a connection made from the storage of one finished when
+// it closed (Decoder.newConn) decodes as a new one does. Every capture in
+// testdata, one after the other (their connections close, and later ones
+// of other kinds, markers, CRC, versions, gaps and Terminates, take their
+// storage; captures that reuse 4-tuples do so with a SYN), then the same
+// with the endpoints of each capture's connections shifted, so that more
+// connections close than are kept spare.
+func TestSpareConns(t *testing.T) {
+	files, _ := filepath.Glob("../testdata/*/*.pcap")
+	var seq []capture.Packet
+	var at time.Time
+	for round := range 2 {
+		for i, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pk := testutil.ReadPackets(data)
+			if len(pk) == 0 {
+				continue
+			}
+			shift := at.Sub(pk[0].TS) + time.Second
+			for _, p := range pk {
+				if p.Kind == capture.KindTCP && round == 1 {
+					p.Src = netip.AddrPortFrom(p.Src.Addr(), p.Src.Port()+uint16(i))
+					p.Dst = netip.AddrPortFrom(p.Dst.Addr(), p.Dst.Port()+uint16(i))
+				}
+				p.TS = p.TS.Add(shift)
+				p.Frame = uint64(len(seq) + 1)
+				seq = append(seq, p)
+			}
+			at = seq[len(seq)-1].TS
+		}
+	}
+	want := jsonlWith(seq, flows.Options{}, flows.NewDecoderNoSpare, true)
+	if n := bytes.Count(want, []byte(`"state":"closed"`)); n < 2*maxSpareForTest {
+		t.Fatalf("only %d connections closed in the test stream", n)
+	}
+	sameLines(t, "spare connections", jsonlWith(seq, flows.Options{}, flows.NewDecoder, true), want)
+}
+
+// maxSpareForTest is at least flows.maxSpare.
+const maxSpareForTest = 16

@@ -12,6 +12,7 @@ import (
 	"github.com/iwarpkit/iwarpkit/capture"
 	"github.com/iwarpkit/iwarpkit/dissect"
 	"github.com/iwarpkit/iwarpkit/dissect/mpa"
+	"github.com/iwarpkit/iwarpkit/markers"
 	"github.com/iwarpkit/iwarpkit/reassembly"
 )
 
@@ -85,6 +86,7 @@ type Decoder struct {
 	// cleared when its connection is finished.
 	cache       [connCacheSize]*conn
 	noConnCache bool // tests: always look up the map
+	noSpare     bool // tests: never reuse a closed connection's storage
 	fullStrip   bool // tests: strip the markers of every FPDU whole
 	nextID      int
 	queue       orderQueue
@@ -104,9 +106,20 @@ type Decoder struct {
 	// to out as it is queued, with the internal recNewID and recConnEnd
 	// records, and notes after each packet the frame and its pending
 	// limit in steps; the merge orders (parallel.go).
-	worker  bool
-	local   Local       // a worker's Local (Parallel.SetLocal), or nil
-	boxes   []*fpduBox  // Options.Recycle: emitted FPDU records to reuse
+	worker bool
+	local  Local      // a worker's Local (Parallel.SetLocal), or nil
+	boxes  []*fpduBox // Options.Recycle: emitted FPDU records to reuse
+	// stripBuf and stripFound: what plausible strips markers into.
+	stripBuf   []byte
+	stripFound []markers.Found
+	// owns keeps the buffers of finished directions (direction.own) for
+	// the next ones: on a capture of many short connections, growing one
+	// for each connection was more than a quarter of what the decode
+	// allocated.
+	owns [][]byte
+	// spare keeps connections finished when they closed, whose storage
+	// newConn reuses.
+	spare   []*conn
 	msgFree []*msgState // and message records
 	pkt     uint32
 	out     []*Record
@@ -228,7 +241,7 @@ func (d *Decoder) open(p *capture.Packet, ci int, syn bool) *conn {
 	if len(d.conns) >= d.opts.MaxConns {
 		d.evictIdle()
 	}
-	c := newConn(d, d.newID(), p.Src, p.Dst, p.Frame, p.TS)
+	c := d.newConn(d.newID(), p.Src, p.Dst, p.Frame, p.TS)
 	d.conns[k] = c
 	d.cache[ci] = c
 	return c
@@ -250,7 +263,13 @@ func (d *Decoder) closed(c *conn) {
 		d.sweepFinished(at)
 	}
 	d.finished[keyOf(c.a, c.b)] = at
+	if len(d.spare) < maxSpare && !d.noSpare {
+		d.spare = append(d.spare, c)
+	}
 }
+
+// maxSpare bounds Decoder.spare.
+const maxSpare = 16
 
 // strayWindow is how long after a connection closed a packet without
 // payload or SYN on its endpoints is taken for a copy of its last FIN or
@@ -444,6 +463,31 @@ func (d *Decoder) newMsg() *msgState {
 
 // maxFreeBoxes bounds the FPDU records kept for reuse.
 const maxFreeBoxes = 1024
+
+// Bounds of Decoder.owns.
+const (
+	maxOwns   = 64
+	maxOwnCap = 64 << 10
+)
+
+// giveOwn keeps b, the emptied buffer of a direction, for another.
+func (d *Decoder) giveOwn(b []byte) {
+	if c := cap(b); c > 0 && c <= maxOwnCap && len(d.owns) < maxOwns {
+		d.owns = append(d.owns, b[:0])
+	}
+}
+
+// takeOwn returns an empty buffer for a direction, one given back when
+// there is one.
+func (d *Decoder) takeOwn() []byte {
+	if n := len(d.owns); n > 0 {
+		b := d.owns[n-1]
+		d.owns[n-1] = nil
+		d.owns = d.owns[:n-1]
+		return b
+	}
+	return nil
+}
 
 // newBox returns a zeroed FPDU record box, reused when possible.
 func (d *Decoder) newBox() *fpduBox {

@@ -101,6 +101,20 @@ func newDirection(c *conn, s side, ro reassembly.Options) *direction {
 	return &direction{c: c, side: s, stream: reassembly.NewStream(ro), dv: -1}
 }
 
+// reset makes d what newDirection makes, keeping the storage of its
+// slices and maps (Decoder.newConn).
+func (d *direction) reset(c *conn, s side, ro reassembly.Options) {
+	st := d.stream
+	st.Reset(ro)
+	own, prov, holes, scratch, found := d.own[:0], d.prov[:0], d.holes[:0], d.scratch[:0], d.found[:0]
+	open, recent, msn := d.msgs.open_, d.an.recent[:0], d.an.msn
+	clear(open)
+	clear(msn)
+	*d = direction{c: c, side: s, stream: st, dv: -1, own: own, prov: prov, holes: holes, scratch: scratch, found: found}
+	d.msgs.open_ = open
+	d.an.recent, d.an.msn = recent, msn
+}
+
 func (d *direction) buf() []byte { return d.data[d.head:] }
 
 // compact gives back the buffers a direction of a closed connection holds
@@ -114,6 +128,7 @@ func (d *direction) compact() {
 		return
 	}
 	if len(d.buf()) == 0 {
+		d.c.d.giveOwn(d.own)
 		d.data, d.own, d.head = nil, nil, 0
 	}
 	if len(d.prov) == 0 {
@@ -167,6 +182,9 @@ func (d *direction) Data(ch reassembly.Chunk) {
 		sec: ch.TS.Unix(), nsec: int32(ch.TS.Nanosecond())})
 	d.parse()
 	if d.borrowed {
+		if cap(d.own) == 0 {
+			d.own = d.c.d.takeOwn()
+		}
 		d.own = append(d.own[:0], d.buf()...)
 		d.data = d.own
 		d.head = 0

@@ -16,3 +16,12 @@ func NewDecoderFullStrip(opts Options, emit func(*Record)) *Decoder {
 	d.fullStrip = true
 	return d
 }
+
+// NewDecoderNoSpare returns a Decoder that makes every connection new,
+// never from the storage of one finished when it closed: the reference
+// the reuse is tested against.
+func NewDecoderNoSpare(opts Options, emit func(*Record)) *Decoder {
+	d := NewDecoder(opts, emit)
+	d.noSpare = true
+	return d
+}

@@ -18,11 +18,16 @@ const chainLen = 3
 // plausible reports whether wire (the complete wire octets of a candidate
 // FPDU at stream offset s) holds a DDP/RDMAP header that a conforming sender
 // could have sent, consistent with what the connection has shown so far.
+// The Segment it returns may point into a buffer the next call reuses.
 func (d *direction) plausible(wire []byte, s uint64, mk bool, g markers.Grid) (rdmap.Segment, bool) {
 	plain := wire
 	if mk {
+		// Stripped into the Decoder's buffer: what is returned does not
+		// keep it (callers look at the verdict only).
 		var found []markers.Found
-		plain, found = g.Strip(make([]byte, 0, len(wire)), wire, s, nil)
+		dec := d.c.d
+		plain, found = g.Strip(dec.stripBuf[:0], wire, s, dec.stripFound[:0])
+		dec.stripBuf, dec.stripFound = plain[:0], found[:0]
 		for _, m := range found {
 			if !markers.CheckPtr(m, s) {
 				return rdmap.Segment{}, false

@@ -100,7 +100,23 @@ const scratchLen = 4096
 
 // NewStream returns an empty Stream.
 func NewStream(opts Options) *Stream {
-	s := &Stream{maxBuf: opts.MaxBuffered, window: opts.Window, file: opts.File}
+	s := new(Stream)
+	s.init(opts)
+	return s
+}
+
+// Reset makes s a new stream under opts, as NewStream does, keeping the
+// storage of its out-of-order pieces for reuse.
+func (s *Stream) Reset(opts Options) {
+	pieces, free := s.pieces, s.free
+	clear(pieces[:cap(pieces)])
+	*s = Stream{}
+	s.init(opts)
+	s.pieces, s.free = pieces[:0], free
+}
+
+func (s *Stream) init(opts Options) {
+	s.maxBuf, s.window, s.file = opts.MaxBuffered, opts.Window, opts.File
 	switch {
 	case s.maxBuf == 0:
 		s.maxBuf = DefaultMaxBuffered
@@ -113,7 +129,6 @@ func NewStream(opts Options) *Stream {
 	case s.window < 0:
 		s.window = 0
 	}
-	return s
 }
 
 // NextSeq returns the sequence number the stream expects next (past the
