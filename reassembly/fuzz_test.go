@@ -1,6 +1,10 @@
 package reassembly
 
-import "testing"
+import (
+	"slices"
+	"strings"
+	"testing"
+)
 
 type fuzzSeed struct {
 	isn uint32
@@ -90,6 +94,47 @@ func FuzzReassemble(f *testing.F) {
 		}
 		if next, ok := s.NextSeq(); ok && !s.finDone && next != c.origin.Add(int(c.pos)) {
 			t.Fatalf("NextSeq %d, want origin %d + %d", next, c.origin, c.pos)
+		}
+	})
+}
+
+// FuzzReset: a Stream used for one sequence of segments and then Reset
+// hands its Handler, for a second sequence, what a new Stream does.
+func FuzzReset(f *testing.F) {
+	seeds := fuzzSeeds()
+	for i, seed := range seeds {
+		f.Add(seed.isn, seed.ops, seeds[(i+1)%len(seeds)].ops, uint16(300))
+	}
+	f.Fuzz(func(t *testing.T, isn uint32, first, second []byte, maxBuf uint16) {
+		mb := int(maxBuf)
+		if mb > 60000 {
+			mb = -1
+		}
+		opts := Options{MaxBuffered: mb, Window: [...]int{0, -1, 1, 4, 100}[isn%5]}
+		run := func(s *Stream, ops []byte, isn SeqNum) []string {
+			var l logger
+			for _, st := range decodeOps(isn, ops) {
+				if st.flush {
+					s.Flush(&l)
+					continue
+				}
+				s.Add(st.seg, &l)
+			}
+			s.Flush(&l)
+			return l.log
+		}
+		used := NewStream(opts)
+		// Left with pieces buffered: no Flush.
+		for _, st := range decodeOps(SeqNum(isn), first) {
+			if !st.flush {
+				used.Add(st.seg, &logger{})
+			}
+		}
+		used.Reset(opts)
+		got := run(used, second, SeqNum(isn^0x5a5a5a5a))
+		want := run(NewStream(opts), second, SeqNum(isn^0x5a5a5a5a))
+		if !slices.Equal(got, want) {
+			t.Fatalf("after Reset:\n%s\nnew Stream:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 	})
 }
