@@ -20,7 +20,11 @@
 // deterministically: records are held in a small ordering queue until no
 // direction has unfinished octets from an earlier frame. Memory is bounded by
 // the number of open connections times the per-direction limits (the
-// reassembly buffer and one FPDU), never by the capture's size.
+// reassembly buffer and one FPDU), never by the capture's size: a connection
+// that closes (both FINs acknowledged, or a reset before any octet) is
+// summarised and dropped at once, its storage kept for the next one, and the
+// note of its endpoints that absorbs a FIN or ACK sent again lasts a few
+// minutes of capture time (strayWindow).
 //
 // Other transports (ext.go): InfiniBand CM over RoCEv2 (UDP 4791) and in
 // native InfiniBand captures (LINKTYPE_INFINIBAND, endpoints as LIDs and
