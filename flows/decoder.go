@@ -72,7 +72,8 @@ type Decoder struct {
 	emit  func(*Record)
 	conns map[connKey]*conn
 	// finished lists the connections finished when they closed (both
-	// FINs acknowledged), with the capture time of the close in Unix
+	// FINs acknowledged, or a reset before any octet; Decoder.closed),
+	// with the capture time of the close in Unix
 	// nanoseconds: a packet without payload or SYN on the same endpoints
 	// within strayWindow of it (a retransmitted FIN or ACK) is part of what
 	// was summarised, not a new connection. Entries older than twice that
@@ -229,7 +230,8 @@ func (d *Decoder) Packet(p *capture.Packet) {
 
 // open starts the connection of packet p (whose cache slot is ci), or
 // returns nil for a packet without payload or SYN on the endpoints of a
-// connection finished when it closed: a FIN or ACK sent again.
+// connection finished when it closed, within strayWindow of the close: a
+// FIN or ACK sent again.
 func (d *Decoder) open(p *capture.Packet, ci int, syn bool) *conn {
 	k := keyOf(p.Src, p.Dst)
 	if at, gone := d.finished[k]; gone {
@@ -247,12 +249,13 @@ func (d *Decoder) open(p *capture.Packet, ci int, syn bool) *conn {
 	return c
 }
 
-// closed finishes connection c, which has closed both ways (conn.over):
-// summarised now, as the JSON Lines contract says ("written when it
-// closes or the capture ends"), rather than at the end of the capture, so
-// that memory does not grow with the connections a capture has had. Its
-// endpoints are noted (finished) until a packet with a SYN or octets uses
-// them again.
+// closed finishes connection c, which has closed both ways (conn.over), or
+// was reset before any octet: summarised now, as the JSON Lines contract
+// says ("written when it closes or the capture ends"), rather than at the
+// end of the capture, so that memory does not grow with the connections a
+// capture has had. Its endpoints are noted (finished) until a packet with
+// a SYN or octets uses them again, or strayWindow has passed, and its
+// storage is kept for the next connection (newConn).
 func (d *Decoder) closed(c *conn) {
 	d.finish(c)
 	at := max(c.dirs[0].lastTS.UnixNano(), c.dirs[1].lastTS.UnixNano())
