@@ -14,27 +14,21 @@ import (
 	"github.com/iwarpkit/iwarpkit/synth"
 )
 
-// sequentialConns is a capture of n connections one after the other, each
-// closed (FIN both ways, acknowledged) before the next starts.
-func sequentialConns(t *testing.T, n int) []byte {
-	conns := make([]synth.Conn, n)
-	for i := range conns {
-		conns[i] = synth.Conn{
-			Initiator: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)}), uint16(40000+i)),
-			Responder: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 200, 0, 1}), 7174),
-			Handshake: true,
-			MPA: &synth.MPAParams{
-				Request: synth.MPAFrame{Rev: 1, M: i%2 == 0, C: true},
-				Reply:   synth.MPAFrame{Rev: 1, M: i%2 == 0, C: true},
-			},
-			StartDelay: time.Duration(i) * 20 * time.Millisecond,
-			Ops: []synth.Op{
-				{Dir: synth.I2R, Kind: synth.Send, Size: 64 + i%100, Pattern: synth.PatternText},
-				{Dir: synth.I2R, Kind: synth.Write, Size: 3000, STag: 0x1000 + uint32(i), TO: 0x10000},
-				{Dir: synth.R2I, Kind: synth.SendSE, Size: 100},
-			},
-		}
+// seqConn is connection i of a capture of connections one after the
+// other, gap apart, each on its own endpoints: the handshake and nothing
+// else yet.
+func seqConn(i int, gap time.Duration) synth.Conn {
+	return synth.Conn{
+		Initiator:  netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)}), uint16(40000+i%20000)),
+		Responder:  netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 200, 0, 1}), 7174),
+		Handshake:  true,
+		StartDelay: time.Duration(i) * gap,
 	}
+}
+
+// generate returns the capture of conns.
+func generate(t *testing.T, conns []synth.Conn) []byte {
+	t.Helper()
 	var b bytes.Buffer
 	if _, err := synth.Generate(synth.Scenario{Conns: conns}, &b, nil); err != nil {
 		t.Fatal(err)
@@ -42,29 +36,76 @@ func sequentialConns(t *testing.T, n int) []byte {
 	return b.Bytes()
 }
 
+// sequentialConns is a capture of n connections one after the other, each
+// closed (FIN both ways, acknowledged) before the next starts.
+func sequentialConns(t *testing.T, n int) []byte {
+	conns := make([]synth.Conn, n)
+	for i := range conns {
+		c := seqConn(i, 20*time.Millisecond)
+		c.MPA = &synth.MPAParams{
+			Request: synth.MPAFrame{Rev: 1, M: i%2 == 0, C: true},
+			Reply:   synth.MPAFrame{Rev: 1, M: i%2 == 0, C: true},
+		}
+		c.Ops = []synth.Op{
+			{Dir: synth.I2R, Kind: synth.Send, Size: 64 + i%100, Pattern: synth.PatternText},
+			{Dir: synth.I2R, Kind: synth.Write, Size: 3000, STag: 0x1000 + uint32(i), TO: 0x10000},
+			{Dir: synth.R2I, Kind: synth.SendSE, Size: 100},
+		}
+		conns[i] = c
+	}
+	return generate(t, conns)
+}
+
+// packetsOf returns the packets of a capture, their payloads copied.
+func packetsOf(t *testing.T, data []byte) []capture.Packet {
+	t.Helper()
+	src, err := capture.NewSource(bytes.NewReader(data), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkts []capture.Packet
+	for {
+		p, err := src.Next()
+		if err != nil {
+			return pkts
+		}
+		p.Payload = bytes.Clone(p.Payload)
+		p.Data = nil
+		pkts = append(pkts, p)
+	}
+}
+
+// heapAfter decodes a capture and returns the heap in use after the last
+// packet, before Close (what the Decoder keeps of the connections); atEnd,
+// when not nil, is called then too.
+func heapAfter(t *testing.T, data []byte, emit func(*flows.Record), atEnd func()) uint64 {
+	t.Helper()
+	src, err := capture.NewSource(bytes.NewReader(data), "heap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := flows.NewDecoder(flows.Options{}, emit)
+	var p capture.Packet
+	for src.NextInto(&p) == nil {
+		dec.Packet(&p)
+	}
+	if atEnd != nil {
+		atEnd()
+	}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	dec.Close()
+	return ms.HeapAlloc
+}
+
 // TestClosedConnMemory: a connection that has closed (both FINs
 // acknowledged) is summarised and dropped then: what is left of it is the
 // note that its endpoints were used, a few hundred octets at most, not its
 // reassembly history (64 KiB a direction) or buffers.
 func TestClosedConnMemory(t *testing.T) {
-	heapAfter := func(n int) uint64 {
-		data := sequentialConns(t, n)
-		src, err := capture.NewSource(bytes.NewReader(data), "seq")
-		if err != nil {
-			t.Fatal(err)
-		}
-		dec := flows.NewDecoder(flows.Options{}, func(*flows.Record) {})
-		var p capture.Packet
-		for src.NextInto(&p) == nil {
-			dec.Packet(&p)
-		}
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		dec.Close()
-		return ms.HeapAlloc
-	}
-	small, large := heapAfter(100), heapAfter(600)
+	none := func(*flows.Record) {}
+	small, large := heapAfter(t, sequentialConns(t, 100), none, nil), heapAfter(t, sequentialConns(t, 600), none, nil)
 	per := (int64(large) - int64(small)) / 500
 	t.Logf("%d octets of heap per closed connection", per)
 	if per > 512 {
@@ -79,21 +120,7 @@ func TestClosedConnMemory(t *testing.T) {
 // starts no new connection; a SYN on the same endpoints does (port reuse),
 // and so do octets.
 func TestSummaryAtClose(t *testing.T) {
-	data := sequentialConns(t, 2)
-	src, err := capture.NewSource(bytes.NewReader(data), "seq")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pkts []capture.Packet
-	for {
-		p, err := src.Next()
-		if err != nil {
-			break
-		}
-		p.Payload = bytes.Clone(p.Payload)
-		p.Data = nil
-		pkts = append(pkts, p)
-	}
+	pkts := packetsOf(t, sequentialConns(t, 2))
 	// The last packet of the first connection: the ACK of its last FIN.
 	first := pkts[0].Src
 	closing := -1
@@ -187,47 +214,26 @@ func TestSummaryAtClose(t *testing.T) {
 // capture of short connections does not keep a note of each one. Here a
 // connection closes every second.
 func TestFinishedSwept(t *testing.T) {
-	heapAfter := func(n int) uint64 {
+	heap := func(n int) uint64 {
 		conns := make([]synth.Conn, n)
 		for i := range conns {
-			conns[i] = synth.Conn{
-				Initiator:  netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)}), uint16(40000+i%20000)),
-				Responder:  netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 200, 0, 1}), 7174),
-				Handshake:  true,
-				MPA:        &synth.MPAParams{Request: synth.MPAFrame{Rev: 1, C: true}, Reply: synth.MPAFrame{Rev: 1, C: true}},
-				StartDelay: time.Duration(i) * time.Second,
-				Ops:        []synth.Op{{Dir: synth.I2R, Kind: synth.Send, Size: 16}},
-			}
-		}
-		var b bytes.Buffer
-		if _, err := synth.Generate(synth.Scenario{Conns: conns}, &b, nil); err != nil {
-			t.Fatal(err)
-		}
-		src, err := capture.NewSource(bytes.NewReader(b.Bytes()), "swept")
-		if err != nil {
-			t.Fatal(err)
+			c := seqConn(i, time.Second)
+			c.MPA = &synth.MPAParams{Request: synth.MPAFrame{Rev: 1, C: true}, Reply: synth.MPAFrame{Rev: 1, C: true}}
+			c.Ops = []synth.Op{{Dir: synth.I2R, Kind: synth.Send, Size: 16}}
+			conns[i] = c
 		}
 		summaries := 0
-		dec := flows.NewDecoder(flows.Options{}, func(r *flows.Record) {
+		return heapAfter(t, generate(t, conns), func(r *flows.Record) {
 			if r.Type == flows.RecConn {
 				summaries++
 			}
+		}, func() {
+			if summaries != n {
+				t.Fatalf("%d connections summarised when they closed, want %d", summaries, n)
+			}
 		})
-		var p capture.Packet
-		for src.NextInto(&p) == nil {
-			dec.Packet(&p)
-		}
-		if summaries != n {
-			t.Fatalf("%d connections summarised when they closed, want %d", summaries, n)
-		}
-		b = bytes.Buffer{}
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		dec.Close()
-		return ms.HeapAlloc
 	}
-	small, large := heapAfter(1000), heapAfter(3000)
+	small, large := heap(1000), heap(3000)
 	per := (int64(large) - int64(small)) / 2000
 	t.Logf("%d octets of heap per closed connection", per)
 	if per > 32 {
@@ -253,23 +259,15 @@ func connIDs(recs []*flows.Record) []int {
 func resetConns(t *testing.T, n int, octets bool) []byte {
 	conns := make([]synth.Conn, n)
 	for i := range conns {
-		conns[i] = synth.Conn{
-			Initiator:  netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)}), uint16(40000+i)),
-			Responder:  netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 200, 0, 1}), 7174),
-			Handshake:  true,
-			StartDelay: time.Duration(i) * 20 * time.Millisecond,
-			Close:      synth.Close{Kind: synth.CloseRST},
-		}
+		c := seqConn(i, 20*time.Millisecond)
+		c.Close = synth.Close{Kind: synth.CloseRST}
 		if octets {
-			conns[i].MPA = &synth.MPAParams{Request: synth.MPAFrame{Rev: 1, C: true}, Reply: synth.MPAFrame{Rev: 1, C: true}}
-			conns[i].Ops = []synth.Op{{Dir: synth.I2R, Kind: synth.Send, Size: 100}}
+			c.MPA = &synth.MPAParams{Request: synth.MPAFrame{Rev: 1, C: true}, Reply: synth.MPAFrame{Rev: 1, C: true}}
+			c.Ops = []synth.Op{{Dir: synth.I2R, Kind: synth.Send, Size: 100}}
 		}
+		conns[i] = c
 	}
-	var b bytes.Buffer
-	if _, err := synth.Generate(synth.Scenario{Conns: conns}, &b, nil); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
+	return generate(t, conns)
 }
 
 // TestResetBeforeOctets: a connection reset after its SYN and before any
@@ -277,23 +275,8 @@ func resetConns(t *testing.T, n int, octets bool) []byte {
 // the end of the capture; a segment without payload on its endpoints after
 // that (the peer's ACK or RST) is no connection of its own, a SYN is.
 func TestResetBeforeOctets(t *testing.T) {
-	heapAfter := func(n int) uint64 {
-		src, err := capture.NewSource(bytes.NewReader(resetConns(t, n, false)), "reset")
-		if err != nil {
-			t.Fatal(err)
-		}
-		dec := flows.NewDecoder(flows.Options{}, func(r *flows.Record) { t.Errorf("record %v of a connection without octets", r.Type) })
-		var p capture.Packet
-		for src.NextInto(&p) == nil {
-			dec.Packet(&p)
-		}
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		dec.Close()
-		return ms.HeapAlloc
-	}
-	small, large := heapAfter(100), heapAfter(600)
+	none := func(r *flows.Record) { t.Errorf("record %v of a connection without octets", r.Type) }
+	small, large := heapAfter(t, resetConns(t, 100, false), none, nil), heapAfter(t, resetConns(t, 600, false), none, nil)
 	per := (int64(large) - int64(small)) / 500
 	t.Logf("%d octets of heap per connection reset before any octet", per)
 	if per > 512 {
@@ -304,19 +287,7 @@ func TestResetBeforeOctets(t *testing.T) {
 	// with an ACK, and the first one's endpoints are used again with a
 	// SYN. The ACK takes no id (a new connection there would be 2, and the
 	// SYN's 3), the SYN does.
-	src, err := capture.NewSource(bytes.NewReader(resetConns(t, 2, false)), "reset")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pkts []capture.Packet
-	for {
-		p, err := src.Next()
-		if err != nil {
-			break
-		}
-		p.Data = nil
-		pkts = append(pkts, p)
-	}
+	pkts := packetsOf(t, resetConns(t, 2, false))
 	first := pkts[0]
 	if first.Flags&capture.FlagSYN == 0 {
 		t.Fatalf("the capture starts with flags %v", first.Flags)
@@ -329,26 +300,15 @@ func TestResetBeforeOctets(t *testing.T) {
 	// Neither the ACK nor the SYN alone makes a record: the id of a later
 	// connection with octets (on other endpoints) tells how many
 	// connections came before it.
-	more := sequentialConns(t, 1)
-	msrc, err := capture.NewSource(bytes.NewReader(more), "more")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tail []capture.Packet
-	for {
-		p, err := msrc.Next()
-		if err != nil {
-			break
-		}
-		p.Payload = bytes.Clone(p.Payload)
-		p.Data = nil
+	tail := packetsOf(t, sequentialConns(t, 1))
+	for i := range tail {
+		p := &tail[i]
 		p.TS = syn.TS.Add(time.Second + p.TS.Sub(time.Unix(0, 0).UTC()))
 		if p.Src.Port() == 40000 {
 			p.Src = netip.AddrPortFrom(p.Src.Addr(), 45000)
 		} else {
 			p.Dst = netip.AddrPortFrom(p.Dst.Addr(), 45000)
 		}
-		tail = append(tail, p)
 	}
 	decode := func(ps ...capture.Packet) []int {
 		var out []*flows.Record
