@@ -41,7 +41,6 @@ type conn struct {
 	closed         bool
 	finSeen        [2]bool
 	rstSeen        bool
-	carried        bool // a packet with payload was seen, either way
 	firstFrame     uint64
 	firstTS        time.Time
 	lastFrame      uint64
@@ -196,15 +195,24 @@ func (c *conn) packet(p *capture.Packet) {
 			return
 		}
 	}
-	if wire > 0 {
-		c.carried = true
-	} else if c.rstSeen && !c.carried && c.synSeen {
+	if c.rstSeen && c.synSeen && !c.hadOctets() {
 		// Reset after its SYN and before either side sent an octet (a
 		// connection refused, or aborted at once): nothing that follows
 		// can belong to it, and it has no records. It is dropped now
 		// rather than kept, 2.3 KB of it, to the end of the capture.
 		c.d.closed(c)
 	}
+}
+
+// hadOctets reports whether either direction has had octets: delivered,
+// held out of order, or known to be missing.
+func (c *conn) hadOctets() bool {
+	for _, d := range c.dirs {
+		if d.seqKnown || d.stream.Buffered() > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // over reports whether both directions reached their FIN and saw it
