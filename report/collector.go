@@ -430,8 +430,11 @@ type opCell struct {
 	dir, op uint8
 }
 
-// opPool keeps the dense histograms of packed opTallies for reuse.
+// opPool keeps the dense histograms of packed opTallies for reuse, up to
+// maxOpPool of them.
 type opPool []*opHist
+
+const maxOpPool = 64
 
 // counting returns t's dense histogram, making it (from pool, which may be
 // nil) before t's first FPDU.
@@ -493,8 +496,10 @@ func (t *opTally) pack(pool *opPool) {
 		}
 	}
 	t.cells = cells
-	*h = opHist{}
-	*pool = append(*pool, h)
+	if len(*pool) < maxOpPool {
+		*h = opHist{}
+		*pool = append(*pool, h)
+	}
 	t.open = nil
 }
 
