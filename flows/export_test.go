@@ -25,3 +25,25 @@ func NewDecoderNoSpare(opts Options, emit func(*Record)) *Decoder {
 	d.noSpare = true
 	return d
 }
+
+// SetSegRecords sets how many queued records make a Parallel worker hand
+// them to the merge before the end of its round (for Parallels made
+// afterwards), and returns the value it had.
+func SetSegRecords(n int) int {
+	old := segRecords
+	segRecords = n
+	return old
+}
+
+// SegRecords is segRecords.
+func SegRecords() int { return segRecords }
+
+// MaxPart is the most records a worker of p handed the merge at once; call
+// it after Close.
+func (p *Parallel) MaxPart() int {
+	m := 0
+	for _, w := range p.workers {
+		m = max(m, w.maxPart)
+	}
+	return m
+}

@@ -38,14 +38,15 @@ func (p *Parallel) SetLocal(newLocal func() Local, absorb func(conn int, v any))
 	p.absorb = absorb
 }
 
-// takeLocal offers the records the worker queued to its Local, in the order
-// they were queued, and returns those the merge must still see. Records are
-// offered only here, when the worker hands them over: a record may still
-// change while its packet is being decoded (a message adds a finding to the
-// FPDU that broke its offsets), never afterwards.
-func (d *Decoder) takeLocal(recs []*Record) []*Record {
-	kept := recs[:0]
-	for _, r := range recs {
+// takeLocal offers the records the worker queued, recs[from:], to its
+// Local, in the order they were queued, and returns recs without those the
+// Local took (recs[:from] were offered before). Records are offered only
+// between packets: a record may still change while its packet is being
+// decoded (a message adds a finding to the FPDU that broke its offsets),
+// never afterwards.
+func (d *Decoder) takeLocal(recs []*Record, from int) []*Record {
+	kept := recs[:from]
+	for _, r := range recs[from:] {
 		switch r.Type {
 		case recNewID:
 		case recConnEnd:

@@ -49,8 +49,10 @@ func (e *evenTaker) Flush(conn int) any {
 // flushed reaches absorb with the connection's id as emit sees it, after
 // the last record emitted for it and before any record of a later
 // connection with the same id; Flush(-1) comes last, and covers every
-// take. Records other than
-// the taken ones come out in the order one Decoder gives.
+// take. Records other than the taken ones come out in the order one
+// Decoder gives. Also with workers that hand their records over after
+// every record or every few (flows.SetSegRecords), on a capture of tiny
+// FPDUs among others.
 func TestLocalContract(t *testing.T) {
 	files, _ := filepath.Glob("../testdata/*/*.pcap")
 	var inputs []struct {
@@ -83,8 +85,13 @@ func TestLocalContract(t *testing.T) {
 	}{"perf 4 MiB", testutil.ReadPackets(buf.Bytes())}, struct {
 		name string
 		pkts []capture.Packet
-	}{"all captures in a row", mixed})
+	}{"all captures in a row", mixed}, struct {
+		name string
+		pkts []capture.Packet
+	}{"tiny sends", testutil.ReadPackets(tinySends(t, 2, 3000))})
 
+	def := flows.SegRecords()
+	defer flows.SetSegRecords(def)
 	for _, in := range inputs {
 		// One Decoder: every FPDU per connection, and the other records.
 		want := map[int]int{}
@@ -105,7 +112,12 @@ func TestLocalContract(t *testing.T) {
 		}
 		d.Close()
 
-		for _, n := range []int{2, 3} {
+		for _, c := range []struct{ n, seg int }{{2, 0}, {3, 0}, {2, 1}, {3, 4}} {
+			// seg 0: the default.
+			n := c.n
+			if c.seg > 0 {
+				flows.SetSegRecords(c.seg)
+			}
 			got := map[int]int{}
 			var gotOther []string
 			absorbed := map[int]bool{}
@@ -149,6 +161,9 @@ func TestLocalContract(t *testing.T) {
 			}
 			if final != even {
 				t.Fatalf("%s, %d workers: Flush(-1) absorbed %d takes, want %d", in.name, n, final, even)
+			}
+			if c.seg > 0 {
+				flows.SetSegRecords(def)
 			}
 		}
 	}

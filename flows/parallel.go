@@ -28,8 +28,9 @@ import (
 // records depend only on its own packets (a Decoder shares nothing across
 // connections but the id counter), so each worker decodes its share alone;
 // instead of ordering its records it hands them over tagged with the packet
-// that queued them, and notes after each packet the earliest frame its
-// connections still hold octets of. The merge goroutine replays the round
+// that queued them (in parts of about segRecords, whatever the round
+// holds), and notes after each packet the earliest frame its connections
+// still hold octets of. The merge goroutine replays the round
 // in capture order with one ordering queue, exactly as a single Decoder
 // releases: after each packet, every record below min(next frame, earliest
 // held frame over all workers), lowest (frame, queue order) first, and
@@ -170,14 +171,26 @@ func (m *pmeta) packet(b *pbatch) capture.Packet {
 // frame its connections still hold (math.MaxUint64: none).
 type pstep struct{ frame, pend uint64 }
 
-// pround is a worker's answer for one round: the records it queued, each
-// tagged with the index of the packet that queued it (len(steps) for those
-// queued at Close), and a step per packet.
+// pround is a worker's answer for one round, or for part of one: the
+// records it queued, each tagged with the index in the round of the packet
+// that queued it (the round's packet count for those queued at Close), and
+// a step per packet. A worker that has queued segRecords records hands
+// them over after the packet that reached it, and goes on with the round
+// in a new pround: the last one of the round has end set.
 type pround struct {
 	recs  []*Record
 	steps []pstep
-	final any // the Local's Flush(-1), in the round of Close
+	final any  // the Local's Flush(-1), in the round of Close
+	end   bool // the last part of the round
 }
+
+// segRecords is how many queued records make a worker hand them to the
+// merge before the end of its round. Rounds are cut by octets, and a round
+// of FPDUs of a few octets each (a 1 MiB chunk can hold 40,000) would
+// otherwise wait whole for the merge, a few rounds of them, in every
+// worker: memory would grow with the records per octet rather than be
+// bounded.
+var segRecords = 512 // a variable for tests
 
 // pinfo tells the merge about a round: the worker of each packet in capture
 // order, and for a chunk round the buffer to recycle once every worker is
@@ -188,11 +201,18 @@ type pinfo struct {
 }
 
 type pworker struct {
-	idx  int
-	dec  *Decoder
-	walk *capture.ChunkWalker // DecodeChunks
-	in   chan *pbatch
-	free chan *pbatch
+	idx int
+	dec *Decoder
+	res chan<- pround
+	// The worker's records of the round so far, d.out, are cut into
+	// parts of about seg (segRecords): offered counts those offered to
+	// the Local already, and mark is the length of d.out that makes cut
+	// look again.
+	seg, offered, mark int
+	maxPart            int                  // the most records handed at once (tests)
+	walk               *capture.ChunkWalker // DecodeChunks
+	in                 chan *pbatch
+	free               chan *pbatch
 	// back returns emitted FPDU record boxes from the merge
 	// (Options.Recycle), and backFree the emptied slices to the merge;
 	// spare returns the slices of rounds the merge is done with.
@@ -214,7 +234,7 @@ func NewParallel(opts Options, n int, emit func(*Record)) (*Parallel, error) {
 	p := &Parallel{emit: emit, maxHeld: opts.MaxHeld, recycle: opts.Recycle,
 		merged: make(chan struct{}), owners: make(chan pinfo, 4)}
 	for i := 0; i < n; i++ {
-		w := &pworker{idx: i, in: make(chan *pbatch, 4), free: make(chan *pbatch, 4), back: make(chan []*Record, 4),
+		w := &pworker{idx: i, seg: segRecords, in: make(chan *pbatch, 4), free: make(chan *pbatch, 4), back: make(chan []*Record, 4),
 			backFree: make(chan []*Record, 4), spare: make(chan pround, 8)}
 		w.dec = NewDecoder(opts, nil)
 		w.dec.worker = true
@@ -332,22 +352,9 @@ func (p *Parallel) Close() {
 func (w *pworker) run(res chan<- pround) {
 	defer close(res)
 	d := w.dec
+	w.res, w.mark = res, w.seg
 	for b := range w.in {
-		for more := true; more; {
-			select {
-			case rs := <-w.back:
-				for _, r := range rs {
-					d.recycle(r)
-				}
-				clear(rs)
-				select {
-				case w.backFree <- rs[:0]:
-				default:
-				}
-			default:
-				more = false
-			}
-		}
+		w.takeBack()
 		npk := len(b.pkts)
 		if b.chunk != nil {
 			npk = w.walkChunk(b.chunk, b.own, b.offs)
@@ -357,6 +364,9 @@ func (w *pworker) run(res chan<- pround) {
 				pk := b.pkts[i].packet(b)
 				d.pkt = uint32(i)
 				d.Packet(&pk)
+				if len(d.out) >= w.mark {
+					w.cut()
+				}
 			}
 		}
 		if b.last {
@@ -365,20 +375,65 @@ func (w *pworker) run(res chan<- pround) {
 		}
 		var final any
 		if d.local != nil {
-			d.out = d.takeLocal(d.out)
+			d.out = d.takeLocal(d.out, w.offered)
 			if b.last {
 				final = d.local.Flush(-1)
 			}
 		}
-		res <- pround{recs: d.out, steps: d.steps, final: final}
-		d.out, d.steps = nil, nil
-		// The merge hands the slices of finished rounds back.
-		select {
-		case sp := <-w.spare:
-			d.out, d.steps = sp.recs[:0], sp.steps[:0]
-		default:
-		}
+		w.hand(pround{recs: d.out, steps: d.steps, final: final, end: true})
 		w.free <- b
+	}
+}
+
+// cut is called between packets when d.out has reached w.mark: it offers
+// the records queued since the last offer to the Local, and hands the
+// round's records so far to the merge once segRecords are left.
+func (w *pworker) cut() {
+	d := w.dec
+	if d.local != nil {
+		d.out = d.takeLocal(d.out, w.offered)
+		w.offered = len(d.out)
+		if len(d.out) < w.seg {
+			w.mark = len(d.out) + w.seg
+			return
+		}
+	}
+	w.hand(pround{recs: d.out, steps: d.steps})
+	w.takeBack()
+}
+
+// hand sends r to the merge, and takes slices for what follows from those
+// the merge is done with.
+func (w *pworker) hand(r pround) {
+	d := w.dec
+	w.maxPart = max(w.maxPart, len(r.recs))
+	w.res <- r
+	d.out, d.steps = nil, nil
+	w.offered, w.mark = 0, w.seg
+	select {
+	case sp := <-w.spare:
+		d.out, d.steps = sp.recs[:0], sp.steps[:0]
+	default:
+	}
+}
+
+// takeBack reuses the record boxes the merge has emitted.
+func (w *pworker) takeBack() {
+	d := w.dec
+	for {
+		select {
+		case rs := <-w.back:
+			for _, r := range rs {
+				d.recycle(r)
+			}
+			clear(rs)
+			select {
+			case w.backFree <- rs[:0]:
+			default:
+			}
+		default:
+			return
+		}
 	}
 }
 
@@ -392,9 +447,10 @@ func (p *Parallel) merge() {
 	for i := range pend {
 		pend[i] = math.MaxUint64
 	}
-	rounds := make([]pround, n)
-	next := make([]int, n) // per worker: the next record of the round
-	step := make([]int, n) // per worker: the next step of the round
+	rounds := make([]pround, n) // per worker: the part of the round at hand
+	next := make([]int, n)      // per worker: the next record of rounds[w]
+	step := make([]int, n)      // per worker: the next step of the round
+	base := make([]int, n)      // per worker: the round's step of rounds[w].steps[0]
 	ids := make(map[[2]int]int)
 	// idHit caches ids per worker by the low bits of the worker's id: a
 	// map lookup per record cost more than the rest of the merge.
@@ -457,23 +513,67 @@ func (p *Parallel) merge() {
 			back[w] = append(back[w], r)
 		}
 	}
+	// giveBack returns the emitted record boxes to worker w, or, when it
+	// has enough, lets the collector have them.
+	giveBack := func(w int) {
+		if len(back[w]) == 0 {
+			return
+		}
+		select {
+		case p.workers[w].back <- back[w]:
+			back[w] = nil
+			select {
+			case b := <-p.workers[w].backFree:
+				back[w] = b
+			default:
+			}
+		default:
+			clear(back[w])
+			back[w] = back[w][:0]
+		}
+	}
+	var buf []byte // the round's chunk buffer, until every worker is done with it
+	ended := 0     // the workers whose last part of the round has come
+	receive := func(w int) {
+		rounds[w] = <-p.results[w]
+		next[w] = 0
+		if rounds[w].end {
+			if ended++; ended == n && buf != nil {
+				p.chunks <- buf
+				buf = nil
+			}
+		}
+	}
+	// advance moves on to worker w's next part of the round, once every
+	// record of the one at hand has been taken.
+	advance := func(w int) {
+		base[w] += len(rounds[w].steps)
+		// Its slices go back to the worker for reuse.
+		select {
+		case p.workers[w].spare <- rounds[w]:
+		default:
+		}
+		giveBack(w)
+		receive(w)
+	}
 	for info := range p.owners {
+		buf, ended = info.buf, 0
 		for w := 0; w < n; w++ {
-			rounds[w] = <-p.results[w]
-			next[w], step[w] = 0, 0
+			step[w], base[w] = 0, 0
+			receive(w)
 		}
 		own := info.own
-		if info.buf != nil {
-			p.chunks <- info.buf // every worker is done with it
-		}
 		for _, w8 := range own {
 			w := int(w8)
 			k := step[w]
 			step[w]++
+			for k-base[w] >= len(rounds[w].steps) && !rounds[w].end {
+				advance(w)
+			}
 			if recs := rounds[w].recs; next[w] < len(recs) && recs[next[w]].pkt <= uint32(k) {
 				take(w, uint32(k))
 			}
-			st := rounds[w].steps[k]
+			st := rounds[w].steps[k-base[w]]
 			pend[w] = st.pend
 			if q.len() == 0 {
 				continue // most packets under -q: nothing held
@@ -486,9 +586,12 @@ func (p *Parallel) merge() {
 				out(q.pop())
 			}
 		}
-		// Records queued after the round's packets: at Close.
+		// Records queued after the round's packets (at Close), and
+		// parts of the round with none of its packets left.
 		for w := 0; w < n; w++ {
-			take(w, math.MaxUint32)
+			for take(w, math.MaxUint32); !rounds[w].end; take(w, math.MaxUint32) {
+				advance(w)
+			}
 		}
 		for w := 0; w < n; w++ {
 			if f := rounds[w].final; f != nil && p.absorb != nil {
@@ -500,22 +603,7 @@ func (p *Parallel) merge() {
 			default:
 			}
 			rounds[w] = pround{}
-			if len(back[w]) == 0 {
-				continue
-			}
-			select {
-			case p.workers[w].back <- back[w]:
-				back[w] = nil
-				select {
-				case b := <-p.workers[w].backFree:
-					back[w] = b
-				default:
-				}
-			default:
-				// The worker has enough: let the collector have them.
-				clear(back[w])
-				back[w] = back[w][:0]
-			}
+			giveBack(w)
 		}
 	}
 	for q.len() > 0 {
@@ -543,6 +631,9 @@ func (w *pworker) walkChunk(ch *capture.Chunk, own []uint8, offs []int32) int {
 		d.pkt = uint32(k)
 		k++
 		d.Packet(pk)
+		if len(d.out) >= w.mark {
+			w.cut()
+		}
 	})
 	return k
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
@@ -163,6 +164,123 @@ func TestParallelSameOutput(t *testing.T) {
 	}
 	for _, v := range damage.Variants(6, n, sources) {
 		checkSame(t, v.Name, testutil.ReadPackets(v.Data))
+	}
+}
+
+// tinySends returns a capture of conns connections, each sending n Sends of
+// 0 to 31 octets coalesced into full segments: tens of FPDUs a packet, the
+// most records per octet of capture.
+func tinySends(t testing.TB, conns, n int) []byte {
+	t.Helper()
+	var sc synth.Scenario
+	for i := 0; i < conns; i++ {
+		c := synth.Conn{
+			Initiator: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 0, byte(1 + i)}), uint16(40000+i)),
+			Responder: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 200, 0, 1}), 7174),
+			Handshake: true,
+			MPA: &synth.MPAParams{
+				Request: synth.MPAFrame{Rev: 1, M: i%2 == 0, C: true},
+				Reply:   synth.MPAFrame{Rev: 1, M: i%2 == 0, C: true},
+			},
+			MSS: 1460,
+		}
+		for k := 0; k < n; k++ {
+			c.Ops = append(c.Ops, synth.Op{Dir: synth.I2R, Kind: synth.Send, Size: k % 32})
+		}
+		sc.Conns = append(sc.Conns, c)
+	}
+	var buf bytes.Buffer
+	if _, err := synth.Generate(sc, &buf, nil); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestParallelParts: workers that hand their records to the merge in
+// parts, after every record or every few (flows.SetSegRecords), give the
+// output of one Decoder, through Packet and through DecodeChunks: every
+// bundled capture, a capture of tiny FPDUs, and damaged variants.
+func TestParallelParts(t *testing.T) {
+	def := flows.SegRecords()
+	defer flows.SetSegRecords(def)
+	files, _ := filepath.Glob("../testdata/*/*.pcap")
+	var sources [][]byte
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources = append(sources, data)
+	}
+	sources = append(sources, tinySends(t, 3, 1500))
+	inputs := sources
+	for _, v := range damage.Variants(9, 30, sources) {
+		inputs = append(inputs, v.Data)
+	}
+	dir := t.TempDir()
+	for i, data := range inputs {
+		pkts := testutil.ReadPackets(data)
+		want := jsonlOf(t, pkts, 0, false)
+		path := filepath.Join(dir, fmt.Sprint(i, ".pcap"))
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		wantSeq, _, _ := sequential(t, path, 0)
+		for _, seg := range []int{1, 2, 7} {
+			flows.SetSegRecords(seg)
+			for _, n := range []int{2, 3} {
+				sameLines(t, fmt.Sprintf("input %d, parts of %d, %d workers", i, seg, n), jsonlOf(t, pkts, n, n == 3), want)
+			}
+			if got, _, _, ok := chunked(t, path, 2, 0); ok {
+				sameLines(t, fmt.Sprintf("input %d in chunks, parts of %d", i, seg), got, wantSeq)
+			}
+		}
+		flows.SetSegRecords(def)
+	}
+}
+
+// TestParallelPartsBounded: a 1 MiB round of FPDUs of a few octets holds
+// tens of thousands of records. A worker hands them to the merge in parts
+// of about flows.SegRecords, so that what waits for the merge (a few
+// rounds' worth before parts: 400 MB on a 44 MB capture) is bounded by
+// that rather than by the records a round holds.
+func TestParallelPartsBounded(t *testing.T) {
+	def := flows.SegRecords()
+	defer flows.SetSegRecords(def)
+	path := filepath.Join(t.TempDir(), "tiny.pcap")
+	if err := os.WriteFile(path, tinySends(t, 2, 40000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want, _, _ := sequential(t, path, 0)
+	run := func() int {
+		cr, err := capture.OpenChunks(path, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cr.Close()
+		var out []byte
+		p, err := flows.NewParallel(flows.Options{Recycle: true}, 2, func(r *flows.Record) {
+			out = format.AppendJSON(out, format.Fields(r))
+			out = append(out, '\n')
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.DecodeChunks(context.Background(), cr); err != nil {
+			t.Fatal(err)
+		}
+		sameLines(t, "tiny sends in chunks", out, want)
+		return p.MaxPart()
+	}
+	// A packet of 1460 octets holds at most 61 FPDUs (24 octets at
+	// least, and one cut at each end): a record each, and a message
+	// record each for those that end a message.
+	if got, most := run(), def-1+2*61; got > most {
+		t.Errorf("a worker handed %d records at once, want at most %d", got, most)
+	}
+	flows.SetSegRecords(1 << 30)
+	if got := run(); got < 8*def {
+		t.Errorf("without parts, the largest round had %d records: the capture does not test parts", got)
 	}
 }
 
@@ -344,6 +462,7 @@ func FuzzParallel(f *testing.F) {
 		}
 	}
 	dir := f.TempDir()
+	def := flows.SegRecords()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > 64<<10 {
 			return
@@ -352,14 +471,25 @@ func FuzzParallel(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		// Three workers hand their records over in parts of two.
+		defer flows.SetSegRecords(def)
+		parts := func(w int) {
+			if w == 3 {
+				flows.SetSegRecords(2)
+			} else {
+				flows.SetSegRecords(def)
+			}
+		}
 		want, wn, werr := sequential(t, path, 0)
 		for _, w := range []int{2, 3} {
+			parts(w)
 			if got, gn, gerr, ok := chunked(t, path, w, 0); ok && (gn != wn || gerr != werr || !bytes.Equal(got, want)) {
 				t.Fatalf("%d workers, chunks: %d packets, error %q; sequential %d, %q; same records %v", w, gn, gerr, wn, werr, bytes.Equal(got, want))
 			}
 		}
 		pkts := testutil.ReadPackets(data)
 		for _, w := range []int{2, 3} {
+			parts(w)
 			sameLines(t, fmt.Sprintf("%d workers, packets", w), jsonlOf(t, pkts, w, w == 3), jsonlOf(t, pkts, 0, false))
 		}
 	})
