@@ -147,14 +147,50 @@ type sentSeg struct {
 
 const recentSegs = 1024
 
+// msnTable holds the last MSN completed on each untagged queue: in an
+// array for the queues RDMAP uses (0-3, RFC 5040 §5, RFC 7306), which a
+// map lookup and store per message cost more than the rest of the check,
+// and in a map for any other.
+type msnTable struct {
+	low  [4]uint32
+	seen [4]bool
+	more map[uint32]uint32
+}
+
+func (t *msnTable) get(qn uint32) (uint32, bool) {
+	if qn < uint32(len(t.low)) {
+		return t.low[qn], t.seen[qn]
+	}
+	msn, ok := t.more[qn]
+	return msn, ok
+}
+
+func (t *msnTable) set(qn, msn uint32) {
+	if qn < uint32(len(t.low)) {
+		t.low[qn], t.seen[qn] = msn, true
+		return
+	}
+	if t.more == nil {
+		t.more = make(map[uint32]uint32)
+	}
+	t.more[qn] = msn
+}
+
+// reset empties t, keeping its map.
+func (t *msnTable) reset() {
+	more := t.more
+	clear(more)
+	*t = msnTable{more: more}
+}
+
 // dirState holds the analysis state of one direction.
 type dirState struct {
 	recent    []sentSeg // ring of recent segments' headers
 	recentPos int
-	msn       map[uint32]uint32 // last MSN completed per untagged queue
-	termFrame uint64            // frame of a Terminate this direction sent
-	after     bool              // a finding for traffic after the Terminate was made
-	firstFPDU uint64            // frame of the first FPDU
+	msn       msnTable // last MSN completed per untagged queue
+	termFrame uint64   // frame of a Terminate this direction sent
+	after     bool     // a finding for traffic after the Terminate was made
+	firstFPDU uint64   // frame of the first FPDU
 }
 
 func (s *dirState) remember(h ddp.Header, frame uint64) {
@@ -325,10 +361,7 @@ func (c *conn) analyzeMessage(d *direction, r *Record, pr *pendingRead) {
 	m := r.Message
 	st := &d.an
 	if !m.Tagged {
-		if st.msn == nil {
-			st.msn = make(map[uint32]uint32)
-		}
-		last, seen := st.msn[m.QN]
+		last, seen := st.msn.get(m.QN)
 		switch {
 		case !seen:
 			if m.MSN != 1 && c.req != nil && !c.midstream {
@@ -344,7 +377,7 @@ func (c *conn) analyzeMessage(d *direction, r *Record, pr *pendingRead) {
 				"MSN jumps from "+strconv.FormatUint(uint64(last), 10)+" to "+strconv.FormatUint(uint64(m.MSN), 10)+
 					" on queue "+strconv.Itoa(int(m.QN))+" (messages missing or out of order)", "RFC 5041 §5.3", m.FirstFrame)
 		}
-		st.msn[m.QN] = m.MSN
+		st.msn.set(m.QN, m.MSN)
 	}
 	switch m.Opcode {
 	case rdmap.OpReadRequest:

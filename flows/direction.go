@@ -109,7 +109,7 @@ func (d *direction) reset(c *conn, s side, ro reassembly.Options) {
 	own, prov, holes, scratch, found := d.own[:0], d.prov[:0], d.holes[:0], d.scratch[:0], d.found[:0]
 	open, recent, msn := d.msgs.open_, d.an.recent[:0], d.an.msn
 	clear(open)
-	clear(msn)
+	msn.reset()
 	*d = direction{c: c, side: s, stream: st, dv: -1, own: own, prov: prov, holes: holes, scratch: scratch, found: found}
 	d.msgs.open_ = open
 	d.an.recent, d.an.msn = recent, msn
@@ -793,7 +793,7 @@ func (d *direction) emitFPDU(s uint64, have []byte, wire, ulen int, crc crcState
 		c.finding(rec, dissect.SeverityError, "ddp.malformed", "DDP segment cannot be decoded: "+err.Error(), "RFC 5041 §4", rec.Frame)
 	} else {
 		fr.SegOK = true
-		if errors.Is(err, dissect.ErrUnknownOpcode) {
+		if err != nil { // dissect.ErrUnknownOpcode
 			fr.SegErr = err
 		}
 		fr.PayloadLen = ulen - seg.HdrLen

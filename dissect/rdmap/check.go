@@ -178,7 +178,7 @@ func (s *Segment) Check(dst []dissect.Finding) []dissect.Finding {
 
 // checkUntagged holds the checks of untagged segments: queue number,
 // single-segment messages and the Invalidate STag field.
-func (s Segment) checkUntagged(dst []dissect.Finding) []dissect.Finding {
+func (s *Segment) checkUntagged(dst []dissect.Finding) []dissect.Finding {
 	h, op := s.DDP, s.Opcode
 	if h.QN > ddp.QNAtomic {
 		dst = finding(dst, dissect.SeverityError, CodeDDPQNInvalid,
