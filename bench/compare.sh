@@ -20,6 +20,8 @@
 # two decoders that share nothing but the machine (caches, memory, the
 # host's other tenants). Their throughput over one decoder's is the most a
 # 2-worker decode of this workload can reach here, nearer than the ceiling.
+# Then the same for a workload of small messages (SMALL_SIZE, default 128M;
+# 0 skips it), where the cost is per FPDU rather than per octet.
 # Needs tshark and GNU time (/usr/bin/time). Usage: bench/compare.sh [SIZE] [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -75,19 +77,32 @@ declare -A times cpus rss secs
 # host ran something else. A run with much of it compares badly with others.
 steal() { awk '/^cpu / {t = 0; for (i = 2; i <= NF; i++) t += $i; print $9, t}' /proc/stat 2>/dev/null || echo "0 0"; }
 read -r st0 tot0 < <(steal)
-for _ in $(seq "$runs"); do
-	for i in "${!names[@]}"; do
-		read -r -a cmd <<< "${cmds[$i]}"
-		/usr/bin/time -f '%e %M %U %S' -o "$dir/time.out" "${cmd[@]}" >/dev/null 2>"$dir/stderr.out" || { cat "$dir/stderr.out" >&2; exit 1; }
-		read -r s m u k < "$dir/time.out"
-		times[$i]="${times[$i]:-} $s"
-		cpus[$i]="${cpus[$i]:-} $(awk -v u="$u" -v k="$k" 'BEGIN {print u + k}')"
-		(( m > ${rss[$i]:-0} )) && rss[$i]=$m
+# rounds runs the commands of cmds (named as in names), one run of each per
+# round, $runs rounds, into times, cpus, rss and secs (by name).
+rounds() {
+	times=() cpus=() rss=() secs=()
+	for _ in $(seq "$runs"); do
+		for i in "${!names[@]}"; do
+			read -r -a cmd <<< "${cmds[$i]}"
+			/usr/bin/time -f '%e %M %U %S' -o "$dir/time.out" "${cmd[@]}" >/dev/null 2>"$dir/stderr.out" || { cat "$dir/stderr.out" >&2; exit 1; }
+			read -r s m u k < "$dir/time.out"
+			times[$i]="${times[$i]:-} $s"
+			cpus[$i]="${cpus[$i]:-} $(awk -v u="$u" -v k="$k" 'BEGIN {print u + k}')"
+			(( m > ${rss[$i]:-0} )) && rss[$i]=$m
+		done
 	done
-done
-for i in "${!names[@]}"; do
-	secs[${names[$i]}]=$(printf '%s\n' ${times[$i]} | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-done
+	for i in "${!names[@]}"; do
+		secs[${names[$i]}]=$(printf '%s\n' ${times[$i]} | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+	done
+}
+# row I BYTES TSHARK_SECONDS prints the line of command I.
+row() {
+	local c
+	c=$(printf '%s\n' ${cpus[$1]} | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+	awk -v n="${names[$1]}" -v s="${secs[${names[$1]}]}" -v c="$c" -v m="${rss[$1]}" -v b="$2" -v t="$3" \
+		'BEGIN {printf "%-38s %8.2f %8.2f %10.0f %8.0f MiB %9.1fx\n", n, s, c, b/1e6/s, m/1024, t/s}'
+}
+rounds
 tsh_s=${secs[tshark -T fields -e iwarp_rdma.opcode]}
 for i in "${!names[@]}"; do
 	[ "${names[$i]}" = pair ] && continue
@@ -96,9 +111,7 @@ for i in "${!names[@]}"; do
 	[[ ${names[$i]} == *" -Y "* ]] && t=${secs[tshark -Y iwarp_rdma.opcode==4]}
 	b=$bytes
 	[[ ${names[$i]} == *pcapng ]] && b=$(stat -c %s "$pcapng")
-	c=$(printf '%s\n' ${cpus[$i]} | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-	awk -v n="${names[$i]}" -v s="${secs[${names[$i]}]}" -v c="$c" -v m="${rss[$i]}" -v b="$b" -v t="$t" \
-		'BEGIN {printf "%-38s %8.2f %8.2f %10.0f %8.0f MiB %9.1fx\n", n, s, c, b/1e6/s, m/1024, t/s}'
+	row "$i" "$b" "$t"
 done
 awk -v q1="${secs[iwarpdump -q -z conn]}" -v q2="${secs[iwarpdump -j 2 -q -z conn]}" \
 	-v j1="${secs[iwarpdump -T jsonl]}" -v j2="${secs[iwarpdump -j 2 -T jsonl]}" \
@@ -136,3 +149,32 @@ h1=$("$dir/iwarpdump" -r "$pcap" -T jsonl | sha256sum | cut -c1-16)
 h2=$("$dir/iwarpdump" -j 2 -r "$pcap" -T jsonl | sha256sum | cut -c1-16)
 h3=$("$dir/iwarpdump" -j 2 -r "$pcapng" -T jsonl | sha256sum | cut -c1-16)
 if [ "$h1" = "$h2" ] && [ "$h1" = "$h3" ]; then echo "-T jsonl output with -j 2, and with -j 2 from the pcapng, identical to -j 1 (sha256 $h1...)"; else echo "OUTPUT DIFFERS: -j 1 $h1, -j 2 $h2, -j 2 pcapng $h3"; exit 1; fi
+
+# The small-message workload (synth's small: Sends and RDMA Writes of 0 to
+# 64 octets, some 40 FPDUs a packet, as a message-rate benchmark's capture
+# holds), SMALL_SIZE (default 128M; 0 skips it): the cost per FPDU rather
+# than per octet, and memory with -j 2.
+small=${SMALL_SIZE:-128M}
+[ "$small" = 0 ] && exit 0
+spcap="$dir/small-$small.pcap"
+[ -s "$spcap" ] || "$dir/iwarpsynth" -scenario small -size "$small" -seed 1 -o "$spcap"
+sbytes=$(stat -c %s "$spcap")
+echo
+echo "small messages: $spcap ($sbytes octets), $runs runs each, median shown"
+printf '%-38s %8s %8s %10s %12s %10s\n' command seconds "CPU s" MB/s "peak RSS" "vs tshark"
+names=("iwarpdump -q -z conn" "iwarpdump -T jsonl" "iwarpdump -j 2 -q -z conn" "iwarpdump -j 2 -T jsonl"
+	"tshark -T fields -e iwarp_rdma.opcode")
+cmds=("$dir/iwarpdump -r $spcap -q -z conn" "$dir/iwarpdump -r $spcap -T jsonl"
+	"$dir/iwarpdump -j 2 -r $spcap -q -z conn" "$dir/iwarpdump -j 2 -r $spcap -T jsonl"
+	"tshark -r $spcap -T fields -e iwarp_rdma.opcode")
+rounds
+for i in "${!names[@]}"; do
+	row "$i" "$sbytes" "${secs[tshark -T fields -e iwarp_rdma.opcode]}"
+done
+tf=$(tshark -r "$spcap" -T fields -e iwarp_rdma.opcode 2>/dev/null | awk 'NF {n += split($1, a, ",")} END {print n + 0}')
+ifp=$("$dir/iwarpdump" -r "$spcap" -T jsonl | grep -c '"type":"fpdu"')
+awk -v t="$tf" -v i="$ifp" -v s="${secs[iwarpdump -q -z conn]}" -v j="${secs[iwarpdump -T jsonl]}" \
+	'BEGIN {printf "FPDUs dissected: tshark %d (RDMAP headers), iwarpdump %d: %.0f ns an FPDU under -q -z conn, %.0f ns in JSON Lines\n", t, i, s/i*1e9, j/i*1e9}'
+h1=$("$dir/iwarpdump" -r "$spcap" -T jsonl | sha256sum | cut -c1-16)
+h2=$("$dir/iwarpdump" -j 2 -r "$spcap" -T jsonl | sha256sum | cut -c1-16)
+if [ "$h1" = "$h2" ]; then echo "-T jsonl output with -j 2 identical to -j 1 (sha256 $h1...)"; else echo "OUTPUT DIFFERS: -j 1 $h1, -j 2 $h2"; exit 1; fi

@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/iwarpkit/iwarpkit/capture"
+	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
 	"github.com/iwarpkit/iwarpkit/flows"
+	"github.com/iwarpkit/iwarpkit/internal/testutil"
 	"github.com/iwarpkit/iwarpkit/synth"
 )
 
@@ -240,5 +242,46 @@ func TestSynthGroundTruth(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestSmallWorkload: synth's small-message workload (bench/compare.sh)
+// decodes as its generator makes it: every FPDU a message of its own, a
+// Send or an RDMA Write of at most 64 octets with a good CRC, on 4
+// connections, and nothing to find.
+func TestSmallWorkload(t *testing.T) {
+	var buf bytes.Buffer
+	if err := synth.WriteSmall(&buf, 1<<20, 1); err != nil {
+		t.Fatal(err)
+	}
+	pkts := testutil.ReadPackets(buf.Bytes())
+	fpdus, msgs, conns := 0, 0, 0
+	d := flows.NewDecoder(flows.Options{}, func(r *flows.Record) {
+		switch r.Type {
+		case flows.RecFPDU:
+			fpdus++
+			f := r.FPDU
+			if f.CRCStatus != flows.CRCOK || !f.SegOK || f.PayloadLen > 64 || len(f.Findings) > 0 ||
+				(f.Seg.Opcode != rdmap.OpSend && f.Seg.Opcode != rdmap.OpWrite) || !f.Seg.DDP.L {
+				t.Fatalf("frame %d: FPDU %+v", r.Frame, f)
+			}
+		case flows.RecMessage:
+			msgs++
+			if m := r.Message; m.Segments != 1 || m.Length > 64 {
+				t.Fatalf("frame %d: message %+v", r.Frame, m)
+			}
+		case flows.RecConn:
+			conns++
+			if r.Summary.Findings != 0 {
+				t.Fatalf("connection %d: %d findings", r.Conn, r.Summary.Findings)
+			}
+		}
+	})
+	for i := range pkts {
+		d.Packet(&pkts[i])
+	}
+	d.Close()
+	if conns != synth.SmallConns || fpdus != msgs || fpdus < 20*len(pkts)/2 {
+		t.Fatalf("%d packets: %d connections, %d FPDUs, %d messages", len(pkts), conns, fpdus, msgs)
 	}
 }

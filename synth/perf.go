@@ -3,6 +3,7 @@ package synth
 import (
 	"bufio"
 	"io"
+	"math/rand/v2"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -34,15 +35,48 @@ func perfConn(i int) Conn {
 // the output depends only on targetBytes and seed. No ground truth is
 // written (WriteLarge has it for correctness tests).
 func WritePerf(w io.Writer, targetBytes int64, seed int64) error {
+	return writeStreams(w, targetBytes, seed, PerfConns, perfConn, largeOpsPerBatch/4, func(ops *rand.Rand, stag *uint32) Op {
+		op := largeOp(ops, stag)
+		if op.Kind == Write && ops.IntN(8) == 0 {
+			op.Size = ops.IntN(256<<10 + 1) // up to 256 KiB
+		}
+		return op
+	})
+}
+
+// SmallConns is the number of connections of the small-message workload.
+const SmallConns = 4
+
+// WriteSmall streams a workload of small messages to w as a pcap file, as
+// message-rate benchmarks (ib_send_bw and ib_write_bw with -s 64) make:
+// SmallConns connections (MPA rev 2, CRC on, markers in both directions on
+// odd connections, MSS 1460), each sending Sends and RDMA Writes of 0 to
+// 64 octets, coalesced into full segments: some 40 FPDUs a packet, each an
+// RDMA message of its own. It stops at the first round after the file
+// reaches targetBytes; memory does not grow with targetBytes.
+func WriteSmall(w io.Writer, targetBytes int64, seed int64) error {
+	return writeStreams(w, targetBytes, seed, SmallConns, perfConn, 256, func(ops *rand.Rand, stag *uint32) Op {
+		*stag++
+		if ops.IntN(2) == 0 {
+			return Op{Dir: I2R, Kind: Send, Size: ops.IntN(65)}
+		}
+		return Op{Dir: I2R, Kind: Write, Size: ops.IntN(65), STag: *stag, TO: uint64(ops.Uint32())}
+	})
+}
+
+// writeStreams writes n connections (conn(i) each) that take turns in
+// batches of perBatch operations from next, until the file reaches
+// targetBytes.
+func writeStreams(w io.Writer, targetBytes int64, seed int64, n int, conn func(int) Conn, perBatch int, next func(*rand.Rand, *uint32) Op) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	pw := pcapgo.NewWriter(bw)
 	if err := pw.WriteFileHeader(defaultSnaplen, LinkEthernet.linkType()); err != nil {
 		return err
 	}
-	conns := make([]Conn, PerfConns)
-	gens := make([]*connGen, PerfConns)
+	conns := make([]Conn, n)
+	gens := make([]*connGen, n)
 	for i := range conns {
-		conns[i] = perfConn(i)
+		conns[i] = conn(i)
 		g, err := newConnGen(&conns[i], i, seed)
 		if err != nil {
 			return err
@@ -92,11 +126,8 @@ func WritePerf(w io.Writer, targetBytes int64, seed int64) error {
 	var stag uint32
 	for written < targetBytes {
 		for i, g := range gens {
-			for range largeOpsPerBatch / 4 {
-				op := largeOp(ops, &stag)
-				if op.Kind == Write && ops.IntN(8) == 0 {
-					op.Size = ops.IntN(256<<10 + 1) // up to 256 KiB
-				}
+			for range perBatch {
+				op := next(ops, &stag)
 				if err := g.op(&op); err != nil {
 					return err
 				}

@@ -65,6 +65,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "%-22s %s\n", largeName, "one long connection streamed in constant memory (-size)")
 		fmt.Fprintf(stdout, "%-22s %s\n", "perf", "issue 6 workload: 8 connections, markers in half, CRC on, 0 B-256 KiB messages, MSS 1460 (-size, default 512M)")
+		fmt.Fprintf(stdout, "%-22s %s\n", "small", "small messages: 4 connections, markers in half, CRC on, Sends and Writes of 0-64 B coalesced, MSS 1460 (-size, default 512M)")
 		return 0
 	case *all != "":
 		if err := writeAll(*all, *seed); err != nil {
@@ -73,14 +74,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	if *size != "" && *name == "" && *name != "perf" {
+	if *size != "" && *name == "" {
 		*name = largeName
 	}
 	if *name == "" || *out == "" {
 		fs.Usage()
 		return 2
 	}
-	if *name == "perf" {
+	if *name == "perf" || *name == "small" {
 		n := int64(512 << 20)
 		if *size != "" {
 			var err error
@@ -94,7 +95,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "iwarpsynth: %v\n", err)
 			return 1
 		}
-		err = synth.WritePerf(ctxWriter{ctx, f}, n, *seed)
+		write := synth.WritePerf
+		if *name == "small" {
+			write = synth.WriteSmall
+		}
+		err = write(ctxWriter{ctx, f}, n, *seed)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
