@@ -196,3 +196,34 @@ tail1:
 done:
 	MOVL AX, ret+48(FP)
 	RET
+
+// func short(crc uint32, p []byte) uint32
+//
+// The CRC register after p from the register crc, with the SSE4.2 CRC32
+// instruction: 8 octets at a time, then one at a time. For buffers shorter
+// than foldMin, where hash/crc32's checks of length and alignment cost as
+// much as the octets.
+TEXT ·short(SB), NOSPLIT, $0-36
+	MOVL crc+0(FP), AX
+	MOVQ p_base+8(FP), SI
+	MOVQ p_len+16(FP), CX
+
+short8:
+	CMPQ   CX, $8
+	JB     short1
+	CRC32Q (SI), AX
+	ADDQ   $8, SI
+	SUBQ   $8, CX
+	JMP    short8
+
+short1:
+	TESTQ  CX, CX
+	JZ     shortdone
+	CRC32B (SI), AX
+	INCQ   SI
+	DECQ   CX
+	JMP    short1
+
+shortdone:
+	MOVL AX, ret+32(FP)
+	RET

@@ -3,6 +3,7 @@
 package crc32c
 
 import (
+	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
 	"testing"
@@ -66,12 +67,14 @@ func BenchmarkImplementations(b *testing.B) {
 		if tc.impl < best() {
 			continue
 		}
-		b.Run(tc.name+"/1460B", func(b *testing.B) {
-			impl = tc.impl
-			b.SetBytes(int64(len(p)))
-			for b.Loop() {
-				sink += Checksum(p)
-			}
-		})
+		for _, n := range []int{1460, 40} { // 40: a Send of 16 octets
+			b.Run(fmt.Sprintf("%s/%dB", tc.name, n), func(b *testing.B) {
+				impl = tc.impl
+				b.SetBytes(int64(n))
+				for b.Loop() {
+					sink += Checksum(p[:n])
+				}
+			})
+		}
 	}
 }
