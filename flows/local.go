@@ -10,9 +10,10 @@ package flows
 // A worker offers Take every record it queues (connection-id bookkeeping
 // excepted), in the order it queues them, once nothing will change the
 // record any more. Take may consume only FPDU records (RecFPDU, which
-// belong to TCP connections): it returns true when it has, and the record
-// is then not emitted; for any other record its answer is ignored. Take
-// must not keep the record.
+// belong to TCP connections) and the message records of TCP connections
+// (RecMessage, but those of SCTP associations): it returns true when it
+// has, and the record is then not emitted; for any other record its answer
+// is ignored. Take must not keep the record.
 //
 // When a TCP connection ends (at the latest at Close), the worker calls
 // Flush with its own id for the connection; what Flush returns (nil:
@@ -53,6 +54,16 @@ func (d *Decoder) takeLocal(recs []*Record, from int) []*Record {
 			r.local = d.local.Flush(r.Conn)
 		case RecFPDU:
 			if d.local.Take(r) {
+				if d.opts.Recycle {
+					d.recycle(r)
+				}
+				continue
+			}
+		case RecMessage:
+			// A TCP connection's messages are gathered in a msgState
+			// (boxMsg); an SCTP association's are not, and it ends
+			// without a Flush.
+			if d.local.Take(r) && r.box == boxMsg {
 				if d.opts.Recycle {
 					d.recycle(r)
 				}

@@ -13,20 +13,32 @@ import (
 	"github.com/iwarpkit/iwarpkit/synth"
 )
 
-// evenTaker is a flows.Local that takes the FPDU records of even frames
-// and counts them per connection (its worker's ids).
+// evenTaker is a flows.Local that takes the FPDU records of even frames,
+// and the message records of even frames of the connections that had MPA
+// or FPDU records (TCP connections), and counts them per connection (its
+// worker's ids).
 type evenTaker struct {
 	taken map[int]int
+	tcp   map[int]bool
 	total int
 }
 
 func (e *evenTaker) Take(r *flows.Record) bool {
-	if r.Type != flows.RecFPDU || r.Frame%2 != 0 {
+	if r.Type == flows.RecFPDU || r.Type == flows.RecMPA {
+		e.tcp[r.Conn] = true
+	}
+	if !takeable(r, e.tcp) || r.Frame%2 != 0 {
 		return false
 	}
 	e.taken[r.Conn]++
 	e.total++
 	return true
+}
+
+// takeable reports whether a Local may take r: an FPDU record, or a
+// message record of a connection in tcp.
+func takeable(r *flows.Record, tcp map[int]bool) bool {
+	return r.Type == flows.RecFPDU || (r.Type == flows.RecMessage && tcp[r.Conn])
 }
 
 func (e *evenTaker) Flush(conn int) any {
@@ -38,6 +50,7 @@ func (e *evenTaker) Flush(conn int) any {
 	}
 	n := e.taken[conn]
 	delete(e.taken, conn)
+	delete(e.tcp, conn)
 	if n == 0 {
 		return nil
 	}
@@ -95,10 +108,14 @@ func TestLocalContract(t *testing.T) {
 	for _, in := range inputs {
 		// One Decoder: every FPDU per connection, and the other records.
 		want := map[int]int{}
+		tcp := map[int]bool{} // one Decoder's ids, which Parallel's emit sees too
 		var wantOther []string
 		even := 0
 		d := flows.NewDecoder(flows.Options{}, func(r *flows.Record) {
-			if r.Type == flows.RecFPDU {
+			if r.Type == flows.RecFPDU || r.Type == flows.RecMPA {
+				tcp[r.Conn] = true
+			}
+			if takeable(r, tcp) {
 				want[r.Conn]++
 				if r.Frame%2 == 0 {
 					even++
@@ -129,7 +146,7 @@ func TestLocalContract(t *testing.T) {
 				if absorbed[r.Conn] {
 					t.Fatalf("%s: %v record of frame %d for connection %d after its flush", in.name, r.Type, r.Frame, r.Conn)
 				}
-				if r.Type == flows.RecFPDU {
+				if takeable(r, tcp) {
 					got[r.Conn]++
 				}
 				gotOther = append(gotOther, fmt.Sprint(r.Type, r.Frame, r.Conn))
@@ -137,7 +154,7 @@ func TestLocalContract(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			par.SetLocal(func() flows.Local { return &evenTaker{taken: map[int]int{}} }, func(conn int, v any) {
+			par.SetLocal(func() flows.Local { return &evenTaker{taken: map[int]int{}, tcp: map[int]bool{}} }, func(conn int, v any) {
 				k := v.(int)
 				if conn < 0 {
 					final -= k

@@ -16,6 +16,10 @@ import (
 // record itself, in order: the records a Partial takes never have to cross
 // goroutines to be ordered. Make Partials with Collector.Local.
 //
+// It also counts the message records of the same connections that are not
+// RDMA Read Responses answering a Request (whose latency the Collector
+// keeps), under the rules below but the timeline's.
+//
 // A Partial takes an FPDU record only when its order cannot matter:
 //   - it has no finding (the Collector keeps findings in order, and the
 //     first message of each code);
@@ -63,8 +67,9 @@ type partConn struct {
 
 // partCounts is what a Partial flushes for a connection.
 type partCounts struct {
-	records int
-	span    span
+	records  int
+	messages int
+	span     span
 	fpduCounts
 }
 
@@ -95,6 +100,9 @@ func (p *Partial) conn(id int) *partConn {
 // Take takes r if its order cannot matter to the Collector (see Partial),
 // and notes when r settles its connection.
 func (p *Partial) Take(r *flows.Record) bool {
+	if r.Type == flows.RecMessage {
+		return p.takeMessage(r)
+	}
 	// Only TCP connections end with a Flush: MPA and FPDU records are
 	// theirs alone. Settling records of other kinds are left out, which
 	// only makes a Partial take less.
@@ -125,6 +133,29 @@ func (p *Partial) Take(r *flows.Record) bool {
 		pc.settle, pc.settled = r.Frame, true
 	}
 	return false
+}
+
+// takeMessage takes message record r if its order cannot matter: its
+// connection is one p has settled (so a TCP connection, whose MPA or FPDU
+// records p has seen; a message of an SCTP association is left alone), its
+// timestamp is fast, and it is not a Read Response with a latency.
+func (p *Partial) takeMessage(r *flows.Record) bool {
+	pc := p.last
+	if r.Conn != p.lastID {
+		pc = p.conns[r.Conn]
+	}
+	if pc == nil || !pc.settled || pc.settle > r.Frame || r.TS.IsZero() || r.Message == nil || r.Message.RequestFrame != 0 {
+		return false
+	}
+	w, slow := wallOf(&r.TS)
+	if slow {
+		return false
+	}
+	t := &pc.taken
+	t.records++
+	t.messages++
+	t.span.add(&r.TS, w, false)
+	return true
 }
 
 // started reports whether the Collector's timeline has an origin, and
@@ -180,6 +211,8 @@ func (c *Collector) Absorb(conn int, v any) {
 			c.span.absorb(&x.span)
 		}
 		cs.span.absorb(&x.span)
+		c.messages += x.messages
+		cs.messages += x.messages
 		c.allCounts.absorb(&x.fpduCounts)
 		cs.fpduCounts.absorb(&x.fpduCounts, &c.opPool)
 	case *timeline:

@@ -61,7 +61,7 @@ func viaPartials(t testing.TB, pkts []capture.Packet, n int) (out []byte, taken,
 	takes := make([]int, n)
 	k := 0
 	par, err := flows.NewParallel(flows.Options{Recycle: true}, n, func(r *flows.Record) {
-		if r.Type == flows.RecFPDU {
+		if r.Type == flows.RecFPDU || r.Type == flows.RecMessage {
 			emitted++
 		}
 		c.Add(r)
@@ -136,9 +136,19 @@ func TestPartialsSameOutput(t *testing.T) {
 	// The workers run ahead of the merge: until the merge has added the
 	// first FPDU (the timeline's origin), the Partials take nothing. The
 	// rounds in flight hold at most about 2 MiB.
-	t.Logf("perf 8 MiB: the Partials took %d FPDUs, the merge emitted %d", taken, emitted)
+	t.Logf("perf 8 MiB: the Partials took %d FPDU and message records, the merge emitted %d", taken, emitted)
 	if taken < emitted {
-		t.Errorf("perf 8 MiB: the Partials took %d FPDUs, the merge emitted %d", taken, emitted)
+		t.Errorf("perf 8 MiB: the Partials took %d FPDU and message records, the merge emitted %d", taken, emitted)
+	}
+	// Small messages: as many message records as FPDUs.
+	buf.Reset()
+	if err := synth.WriteSmall(&buf, 2<<20, 5); err != nil {
+		t.Fatal(err)
+	}
+	taken, emitted = check("small messages 2 MiB", testutil.ReadPackets(buf.Bytes()))
+	t.Logf("small messages 2 MiB: the Partials took %d FPDU and message records, the merge emitted %d", taken, emitted)
+	if taken < 4*emitted {
+		t.Errorf("small messages 2 MiB: the Partials took %d FPDU and message records, the merge emitted %d", taken, emitted)
 	}
 	n := 100
 	if testing.Short() {
