@@ -139,10 +139,25 @@ func (c *conn) rdmacOutcome() bool {
 
 // ---- per-FPDU analysis ----
 
-// sentSeg remembers a recent segment's DDP header for Terminate matching.
+// sentSeg remembers what Terminate matching compares of a recent
+// segment's DDP header: the Tagged flag, and the STag and TO (tagged) or
+// the QN, MSN and MO (untagged). 32 octets where the whole header and frame
+// took 48: a direction keeps recentSegs of them, and a connection reset
+// after many segments keeps its rings to the end of the capture.
 type sentSeg struct {
-	h     ddp.Header
-	frame uint64
+	frame  uint64
+	off    uint64 // TO, or MO
+	id     uint32 // STag, or MSN
+	qn     uint32 // untagged: QN
+	tagged bool
+}
+
+// segOf is what s.remember keeps of h, sent in frame.
+func segOf(h *ddp.Header, frame uint64) sentSeg {
+	if h.T {
+		return sentSeg{frame: frame, off: h.TO, id: h.STag, tagged: true}
+	}
+	return sentSeg{frame: frame, off: uint64(h.MO), id: h.MSN, qn: h.QN}
 }
 
 const recentSegs = 1024
@@ -193,30 +208,30 @@ type dirState struct {
 	firstFPDU uint64   // frame of the first FPDU
 }
 
-func (s *dirState) remember(h ddp.Header, frame uint64) {
-	if len(s.recent) < recentSegs {
-		s.recent = append(s.recent, sentSeg{h, frame})
+func (s *dirState) remember(h *ddp.Header, frame uint64) {
+	if n := len(s.recent); n < recentSegs {
+		if n == cap(s.recent) {
+			// Doubled up to exactly recentSegs: append's growth (and
+			// slices.Grow's) overshoots it by a quarter or more.
+			r := make([]sentSeg, n, min(max(2*n, 16), recentSegs))
+			copy(r, s.recent)
+			s.recent = r
+		}
+		s.recent = append(s.recent, segOf(h, frame))
 		return
 	}
-	s.recent[s.recentPos] = sentSeg{h, frame}
-	s.recentPos = (s.recentPos + 1) % recentSegs
+	s.recent[s.recentPos] = segOf(h, frame)
+	if s.recentPos++; s.recentPos == recentSegs {
+		s.recentPos = 0
+	}
 }
 
 // find returns the most recent segment whose header is the terminated one.
 func (s *dirState) find(t ddp.Header) (uint64, bool) {
+	k := segOf(&t, 0)
 	best := uint64(0)
 	for _, e := range s.recent {
-		h := e.h
-		if h.T != t.T {
-			continue
-		}
-		if t.T && (h.STag != t.STag || h.TO != t.TO) {
-			continue
-		}
-		if !t.T && (h.QN != t.QN || h.MSN != t.MSN || h.MO != t.MO) {
-			continue
-		}
-		if e.frame > best {
+		if e.tagged == k.tagged && e.off == k.off && e.id == k.id && e.qn == k.qn && e.frame > best {
 			best = e.frame
 		}
 	}
@@ -260,7 +275,7 @@ func (c *conn) analyzeFPDU(d *direction, rec *Record) {
 			}
 		}
 	}
-	st.remember(seg.DDP, rec.Frame)
+	st.remember(&seg.DDP, rec.Frame)
 }
 
 // checkFirstFPDU applies the rules on who speaks first (RFC 5044 §7.1) and

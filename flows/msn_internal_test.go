@@ -3,6 +3,9 @@ package flows
 import (
 	"math/rand/v2"
 	"testing"
+	"unsafe"
+
+	"github.com/iwarpkit/iwarpkit/dissect/ddp"
 )
 
 // TestMSNTable: msnTable answers as the map it replaced, for the queues
@@ -29,5 +32,43 @@ func TestMSNTable(t *testing.T) {
 				t.Fatalf("step %d: get(%d) = %d, %v; want %d, %v", i, qn, got, ok, want, wok)
 			}
 		}
+	}
+}
+
+// TestRecentRing: the ring of sent segments answers find as a search of
+// the last recentSegs whole headers does, in 32 octets an entry and no
+// more room than recentSegs of them.
+func TestRecentRing(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	head := func() ddp.Header {
+		if rng.IntN(2) == 0 {
+			return ddp.Header{T: true, STag: rng.Uint32N(4), TO: uint64(rng.IntN(4)), QN: rng.Uint32N(3), MSN: rng.Uint32N(3)}
+		}
+		return ddp.Header{QN: rng.Uint32N(3), MSN: rng.Uint32N(4), MO: rng.Uint32N(3), STag: rng.Uint32N(3), TO: uint64(rng.IntN(3))}
+	}
+	var s dirState
+	var all []ddp.Header
+	for frame := uint64(1); frame <= 3000; frame++ {
+		h := head()
+		s.remember(&h, frame)
+		all = append(all, h)
+		q := head()
+		want := uint64(0)
+		for i := max(0, len(all)-recentSegs); i < len(all); i++ {
+			h := all[i]
+			same := h.T == q.T && (h.T && h.STag == q.STag && h.TO == q.TO || !h.T && h.QN == q.QN && h.MSN == q.MSN && h.MO == q.MO)
+			if same {
+				want = uint64(i + 1)
+			}
+		}
+		if got, ok := s.find(q); got != want || ok != (want != 0) {
+			t.Fatalf("frame %d: find(%+v) = %d, %v; want %d", frame, q, got, ok, want)
+		}
+	}
+	if c := cap(s.recent); c != recentSegs {
+		t.Errorf("the ring has room for %d entries, want %d", c, recentSegs)
+	}
+	if n := unsafe.Sizeof(sentSeg{}); n != 32 {
+		t.Errorf("an entry takes %d octets, want 32", n)
 	}
 }
