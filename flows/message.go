@@ -104,29 +104,7 @@ func (m *messages) add(d *direction, rec *Record) {
 	if s == nil || m.lastK != k {
 		s = m.open_[k]
 	}
-	if s == nil && seg.DDP.L {
-		// A message of one segment (most Sends): complete at once. It
-		// would be added to the map and deleted again, which leaves the
-		// map, the oldest frame and the last message as they are.
-		if len(m.open_) >= d.c.d.opts.MaxMessages {
-			m.evictOldest(d)
-		}
-		s = d.c.d.newMsg()
-		s.m = MessageRecord{
-			Opcode: seg.Opcode, FirstFrame: rec.Frame, Tagged: seg.DDP.T,
-			STag: seg.DDP.STag, TO: seg.DDP.TO, QN: seg.DDP.QN, MSN: seg.DDP.MSN,
-			Segments: 1, Length: uint64(fr.PayloadLen), LastFrame: last,
-		}
-		s.frame, s.ts, s.lastTS = rec.Frame, rec.TS, rec.TS
-		s.nextOff = off + uint64(fr.PayloadLen)
-		s.rec = &s.m
-		m.complete(d, s, seg)
-		return
-	}
 	if s == nil {
-		if m.open_ == nil {
-			m.open_ = make(map[msgKey]*msgState)
-		}
 		if len(m.open_) >= d.c.d.opts.MaxMessages {
 			m.evictOldest(d)
 		}
@@ -137,6 +115,20 @@ func (m *messages) add(d *direction, rec *Record) {
 		}
 		s.frame, s.ts, s.nextOff = rec.Frame, rec.TS, off
 		s.rec = &s.m
+		if seg.DDP.L {
+			// A message of one segment (most Sends): complete at
+			// once. Added to the map and deleted again, it would leave
+			// the map, the oldest frame and the last message as they
+			// are.
+			s.m.Segments, s.m.Length, s.m.LastFrame = 1, uint64(fr.PayloadLen), last
+			s.lastTS = rec.TS
+			s.nextOff = off + uint64(fr.PayloadLen)
+			m.complete(d, s, seg)
+			return
+		}
+		if m.open_ == nil {
+			m.open_ = make(map[msgKey]*msgState)
+		}
 		m.open_[k] = s
 		if m.oldestOK && !m.oldestStale && rec.Frame < m.oldestF {
 			m.oldestF = rec.Frame
