@@ -14,37 +14,34 @@ import (
 	"github.com/iwarpkit/iwarpkit/synth"
 )
 
-var (
-	benchOnce sync.Once
-	benchPcap []byte
+// generated is a capture made once, for the benchmarks that share it.
+type generated struct {
+	once  sync.Once
+	write func(io.Writer, int64, int64) error
+	size  int64
+	data  []byte
+}
 
-	smallOnce sync.Once
-	smallPcap []byte
+func (g *generated) get(b *testing.B) []byte {
+	g.once.Do(func() {
+		var buf bytes.Buffer
+		if err := g.write(&buf, g.size, 1); err != nil {
+			b.Fatal(err)
+		}
+		g.data = buf.Bytes()
+	})
+	return g.data
+}
+
+var (
+	// perfData is 64 MiB of the issue 6 workload (WritePerf).
+	perfData = generated{write: synth.WritePerf, size: 64 << 20}
+	// smallData is 16 MiB of the small-message workload (WriteSmall).
+	smallData = generated{write: synth.WriteSmall, size: 16 << 20}
 )
 
-// smallCapture is 16 MiB of synth's small-message workload (WriteSmall).
-func smallCapture(b *testing.B) []byte {
-	smallOnce.Do(func() {
-		var buf bytes.Buffer
-		if err := synth.WriteSmall(&buf, 16<<20, 1); err != nil {
-			b.Fatal(err)
-		}
-		smallPcap = buf.Bytes()
-	})
-	return smallPcap
-}
-
-// benchCapture is a 64 MiB capture of one long generated connection.
-func benchCapture(b *testing.B) []byte {
-	benchOnce.Do(func() {
-		var buf bytes.Buffer
-		if err := synth.WritePerf(&buf, 64<<20, 1); err != nil {
-			b.Fatal(err)
-		}
-		benchPcap = buf.Bytes()
-	})
-	return benchPcap
-}
+// benchCapture is the 64 MiB workload.
+func benchCapture(b *testing.B) []byte { return perfData.get(b) }
 
 func benchDecode(b *testing.B, emit func(*flows.Record)) {
 	benchDecodeOpts(b, flows.Options{}, 0, emit)
@@ -121,7 +118,7 @@ func BenchmarkPipelineParallel(b *testing.B) {
 func BenchmarkPipelineSmall(b *testing.B) {
 	for _, n := range []int{0, 2} {
 		b.Run(strconv.Itoa(max(n, 1)), func(b *testing.B) {
-			benchDecodeData(b, smallCapture(b), flows.Options{Recycle: true}, n, func(*flows.Record) {})
+			benchDecodeData(b, smallData.get(b), flows.Options{Recycle: true}, n, func(*flows.Record) {})
 		})
 	}
 }
