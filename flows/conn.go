@@ -41,6 +41,8 @@ type conn struct {
 	closed         bool
 	finSeen        [2]bool
 	rstSeen        bool
+	listed         bool // in Decoder.resets (settle.go)
+	settled        bool // its rings of sent segments were dropped (conn.settle)
 	firstFrame     uint64
 	firstTS        time.Time
 	lastFrame      uint64
@@ -195,12 +197,22 @@ func (c *conn) packet(p *capture.Packet) {
 			return
 		}
 	}
-	if c.rstSeen && c.synSeen && !c.hadOctets() {
+	if c.rstSeen {
+		c.afterReset(p.TS)
+	}
+}
+
+// afterReset handles a packet, at ts, of a connection that was reset.
+func (c *conn) afterReset(ts time.Time) {
+	switch {
+	case c.synSeen && !c.hadOctets():
 		// Reset after its SYN and before either side sent an octet (a
 		// connection refused, or aborted at once): nothing that follows
 		// can belong to it, and it has no records. It is dropped now
 		// rather than kept, 2.3 KB of it, to the end of the capture.
 		c.d.closed(c)
+	case !c.listed:
+		c.d.noteReset(c, ts)
 	}
 }
 

@@ -88,6 +88,7 @@ type Decoder struct {
 	cache       [connCacheSize]*conn
 	noConnCache bool // tests: always look up the map
 	noSpare     bool // tests: never reuse a closed connection's storage
+	noSettle    bool // tests: never settle a reset connection (settle.go)
 	fullStrip   bool // tests: strip the markers of every FPDU whole
 	nextID      int
 	queue       orderQueue
@@ -120,11 +121,16 @@ type Decoder struct {
 	owns [][]byte
 	// spare keeps connections finished when they closed, whose storage
 	// newConn reuses.
-	spare   []*conn
-	msgFree []*msgState // and message records
-	pkt     uint32
-	out     []*Record
-	steps   []pstep
+	spare []*conn
+	// resets[resetHead:] lists the connections reset after octets whose
+	// rings of sent segments are held, in the order of their resets
+	// (settle.go).
+	resets    []resetRef
+	resetHead int
+	msgFree   []*msgState // and message records
+	pkt       uint32
+	out       []*Record
+	steps     []pstep
 }
 
 type frameTS struct {
@@ -211,9 +217,9 @@ func (d *Decoder) Packet(p *capture.Packet) {
 	}
 	syn := p.Flags&capture.FlagSYN != 0
 	ack := p.Flags&capture.FlagACK != 0
-	if c != nil && c.closed && syn && !ack {
-		// Port reuse: a new connection on the same 4-tuple.
-		d.finish(c)
+	if c != nil && c.closed && d.reused(c, p, syn && !ack) {
+		// Port reuse: a new connection on the same 4-tuple (reused also
+		// settles a reset connection a packet comes late to, settle.go).
 		c = nil
 	}
 	if c == nil {
@@ -247,6 +253,18 @@ func (d *Decoder) open(p *capture.Packet, ci int, syn bool) *conn {
 	d.conns[k] = c
 	d.cache[ci] = c
 	return c
+}
+
+// reused handles a packet p on the endpoints of closed connection c: a SYN
+// without ACK (syn) starts a new connection, and c is finished; any other
+// packet belongs to c, which it may find settled (conn.late).
+func (d *Decoder) reused(c *conn, p *capture.Packet, syn bool) bool {
+	if syn {
+		d.finish(c)
+		return true
+	}
+	c.late(p.TS)
+	return false
 }
 
 // closed finishes connection c, which has closed both ways (conn.over), or

@@ -26,6 +26,15 @@ func NewDecoderNoSpare(opts Options, emit func(*Record)) *Decoder {
 	return d
 }
 
+// NewDecoderNoSettle returns a Decoder that keeps the rings of sent
+// segments of reset connections to the end of the capture and matches
+// every Terminate against them: the reference settling is tested against.
+func NewDecoderNoSettle(opts Options, emit func(*Record)) *Decoder {
+	d := NewDecoder(opts, emit)
+	d.noSettle = true
+	return d
+}
+
 // SetSegRecords sets how many queued records make a Parallel worker hand
 // them to the merge before the end of its round (for Parallels made
 // afterwards), and returns the value it had.

@@ -1,0 +1,128 @@
+package flows
+
+import "time"
+
+// A connection reset after octets stays in the table to the end of the
+// capture: the JSON Lines contract writes its summary there, and octets
+// that were in flight when it was reset (a Terminate from the other side,
+// above all) still belong to it. What it keeps for those is small, except
+// each direction's ring of the segments it sent (dirState.recent), which a
+// Terminate is matched against: 32 KiB a direction once it has sent 1,024
+// segments. A capture of connections reset one after another kept that
+// for every one of them, so its memory grew with the capture.
+//
+// Settling bounds that by time. A packet that comes more than
+// settleWindow after the last packet of a reset connection finds the
+// rings empty: the segments sent before are no longer matched. The rings
+// of such connections are dropped (conn.settle) once the capture has
+// moved on twice that (Decoder.settleResets), so that memory holds the
+// connections reset in the last minutes of the capture, not all of them.
+// Output never depends on when a sweep ran: before the window ends the
+// rings are whole, after it a packet finds them empty either way (the
+// margin of a second window covers timestamps that step back by less
+// than one, as sweepFinished's does). Every worker of a Parallel sweeps
+// at its own packets and still prints what one Decoder prints.
+
+// settleWindow is how long after a reset connection's last packet a
+// Terminate is still matched against the segments sent before it: one
+// Maximum Segment Lifetime, as strayWindow. Octets in flight when a
+// connection is reset arrive within a round trip; TCP gives the
+// endpoints of a reset connection no state to send more from (RFC 9293
+// §3.10.7.4).
+const settleWindow = strayWindow
+
+// resetRef is an entry of Decoder.resets: the connection, and its id
+// when it was listed (a connection's storage is reused, Decoder.newConn).
+type resetRef struct {
+	c  *conn
+	id int
+}
+
+// lastTime returns the time of the connection's last packet.
+func (c *conn) lastTime() time.Time {
+	a, b := c.dirs[0].lastTS, c.dirs[1].lastTS
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// late handles a packet at ts on a closed connection: one that comes more
+// than settleWindow after the last packet of a reset connection finds it
+// settled.
+func (c *conn) late(ts time.Time) {
+	if c.rstSeen && !c.d.noSettle && ts.Sub(c.lastTime()) > settleWindow {
+		c.settle()
+	}
+}
+
+// settle drops the rings of sent segments of a reset connection. It is
+// listed again if a packet comes all the same (noteReset).
+func (c *conn) settle() {
+	for _, dir := range c.dirs {
+		dir.an.recent, dir.an.recentPos = nil, 0
+	}
+	c.settled, c.listed = true, false
+}
+
+// noteReset lists c, reset after octets and so kept to the end of the
+// capture, to be settled; now is the time of its packet.
+func (d *Decoder) noteReset(c *conn, now time.Time) {
+	c.listed = true
+	if d.noSettle {
+		return
+	}
+	d.resets = append(d.resets, resetRef{c, c.id})
+	d.settleResets(now)
+}
+
+// settleResets looks at the first two connections listed: one finished
+// since (Decoder.finish) is forgotten; one whose last packet came more
+// than twice settleWindow before now is settled, or, if it still holds
+// octets that the flush at the end of the capture would frame, listed
+// again at the end. Connections are listed in the order of their resets,
+// so the first that is younger ends the look. Two for each one listed
+// keeps the list to about the connections reset in the last two windows
+// of the capture, at a cost of O(1) a connection.
+func (d *Decoder) settleResets(now time.Time) {
+	for range 2 {
+		if d.resetHead == len(d.resets) {
+			break
+		}
+		r := d.resets[d.resetHead]
+		c := r.c
+		gone := c.id != r.id || c.summarised || !c.listed
+		if !gone && now.Sub(c.lastTime()) <= 2*settleWindow {
+			break
+		}
+		d.resets[d.resetHead] = resetRef{}
+		d.resetHead++
+		switch {
+		case gone:
+		case c.drained():
+			c.settle()
+		default:
+			d.resets = append(d.resets, r)
+		}
+	}
+	if d.resetHead >= minResetShift && d.resetHead >= len(d.resets)/2 {
+		n := copy(d.resets, d.resets[d.resetHead:])
+		clear(d.resets[n:])
+		d.resets, d.resetHead = d.resets[:n], 0
+	}
+}
+
+// minResetShift is the fewest forgotten entries at the head of
+// Decoder.resets that are shifted out.
+const minResetShift = 64
+
+// drained reports whether neither direction holds octets: nothing that
+// the flush at the end of the capture would frame.
+func (c *conn) drained() bool {
+	for _, dir := range c.dirs {
+		if dir.parsing || len(dir.buf()) > 0 || dir.stream.Buffered() > 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,200 @@
+package flows_test
+
+import (
+	"bytes"
+	"fmt"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/iwarpkit/iwarpkit/capture"
+	"github.com/iwarpkit/iwarpkit/dissect"
+	"github.com/iwarpkit/iwarpkit/dissect/ddp"
+	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
+	"github.com/iwarpkit/iwarpkit/flows"
+	"github.com/iwarpkit/iwarpkit/synth"
+)
+
+// resetAfterSends is a capture of n connections started gap apart, each
+// sending sends Sends of 8 octets each way and then reset by its
+// initiator.
+func resetAfterSends(t *testing.T, n, sends int, gap time.Duration) []byte {
+	conns := make([]synth.Conn, n)
+	for i := range conns {
+		c := seqConn(i, gap)
+		c.MPA = &synth.MPAParams{Request: synth.MPAFrame{Rev: 1, C: true}, Reply: synth.MPAFrame{Rev: 1, C: true}}
+		c.Close = synth.Close{Kind: synth.CloseRST}
+		for k := range 2 * sends {
+			c.Ops = append(c.Ops, synth.Op{Dir: synth.Dir(k % 2), Kind: synth.Send, Size: 8})
+		}
+		conns[i] = c
+	}
+	return generate(t, conns)
+}
+
+// heapWith decodes a capture with the Decoder newDec makes and returns the
+// heap in use after the last packet, before Close.
+func heapWith(t *testing.T, data []byte, newDec func(flows.Options, func(*flows.Record)) *flows.Decoder) uint64 {
+	t.Helper()
+	src, err := capture.NewSource(bytes.NewReader(data), "heap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	summaries := 0
+	dec := newDec(flows.Options{}, func(r *flows.Record) {
+		if r.Type == flows.RecConn {
+			summaries++
+		}
+	})
+	var p capture.Packet
+	for src.NextInto(&p) == nil {
+		dec.Packet(&p)
+	}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	dec.Close()
+	if summaries == 0 {
+		t.Fatal("no connection summarised")
+	}
+	return ms.HeapAlloc
+}
+
+// TestResetSettled: a connection reset after octets stays to the end of
+// the capture, where its summary comes, but its rings of sent segments
+// (for Terminates still in flight) are dropped once the capture has moved
+// on some minutes: a capture of connections reset one after another, here
+// every 10 seconds, holds those of the last minutes only. The output is
+// what a Decoder that never settles prints, with any number of workers.
+func TestResetSettled(t *testing.T) {
+	const sends = 200 // rings of room for 256 segments: 8 KiB a direction
+	per := func(newDec func(flows.Options, func(*flows.Record)) *flows.Decoder) int64 {
+		small := heapWith(t, resetAfterSends(t, 50, sends, 10*time.Second), newDec)
+		large := heapWith(t, resetAfterSends(t, 250, sends, 10*time.Second), newDec)
+		return (int64(large) - int64(small)) / 200
+	}
+	settled, kept := per(flows.NewDecoder), per(flows.NewDecoderNoSettle)
+	t.Logf("heap per connection reset after %d Sends each way: %d octets settled, %d kept", sends, settled, kept)
+	if settled > 4096 {
+		t.Errorf("%d octets of heap per reset connection, want at most 4096", settled)
+	}
+	if kept < 16384 {
+		t.Errorf("a Decoder that never settles kept %d octets per reset connection: the capture does not test settling", kept)
+	}
+
+	pkts := packetsOf(t, resetAfterSends(t, 80, 40, 10*time.Second))
+	sameLines(t, "settled", jsonlWith(pkts, flows.Options{}, flows.NewDecoder, true),
+		jsonlWith(pkts, flows.Options{}, flows.NewDecoderNoSettle, true))
+	checkSame(t, "reset connections", pkts)
+}
+
+// TestLateTerminate: a Terminate that comes after the reset of its
+// connection is still matched to the segment it terminates (RFC 5040
+// §4.8) when it comes within a few minutes of the connection's last
+// packet, whatever other connections were reset meanwhile; one that comes
+// later finds the connection settled. One Decoder and 1 to 4 workers agree.
+func TestLateTerminate(t *testing.T) {
+	c := seqConn(1000, 0)
+	c.MPA = &synth.MPAParams{Request: synth.MPAFrame{Rev: 1, C: true}, Reply: synth.MPAFrame{Rev: 1, C: true}}
+	for range 5 {
+		c.Ops = append(c.Ops, synth.Op{Dir: synth.I2R, Kind: synth.Send, Size: 16})
+	}
+	// The responder terminates the third Send (MSN 3, RFC 5040 §5.1).
+	hdr := ddp.Header{L: true, DV: 1, ULPCtrl: uint8(rdmap.MakeControl(1, 0, rdmap.OpSend)), QN: 0, MSN: 3}
+	c.Ops = append(c.Ops, synth.Op{Dir: synth.R2I, Kind: synth.Terminate, Term: rdmap.Terminate{
+		Layer: uint8(rdmap.LayerDDP), EType: rdmap.ETypeDDPUntagged, Code: 0x01, M: true, D: true,
+		DDPSegLen: 34, DDP: hdr, HasDDP: true}})
+	c.Close = synth.Close{Kind: synth.CloseRST, By: synth.I2R}
+	var b bytes.Buffer
+	res, err := synth.Generate(synth.Scenario{Conns: []synth.Conn{c}}, &b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The ground truth: the frame of the terminated Send and of the
+	// Terminate.
+	var sendFrame, termFrame uint64
+	for _, r := range res.Records {
+		f, ok := r.(*synth.TruthFPDU)
+		if !ok || f.DDP == nil || f.RDMAP == nil {
+			continue
+		}
+		switch {
+		case f.Dir == "i2r" && f.DDP.QN != nil && *f.DDP.QN == 0 && f.DDP.MSN != nil && *f.DDP.MSN == 3:
+			sendFrame = f.Frames[0]
+		case f.RDMAP.Opcode == uint8(rdmap.OpTerminate):
+			termFrame = f.Frames[0]
+		}
+	}
+	pkts := packetsOf(t, b.Bytes())
+	if sendFrame == 0 || termFrame == 0 || termFrame == uint64(len(pkts)) {
+		t.Fatalf("truth: Send MSN 3 in frame %d, Terminate in frame %d of %d", sendFrame, termFrame, len(pkts))
+	}
+	last := pkts[len(pkts)-1]
+	if last.Flags&capture.FlagRST == 0 {
+		t.Fatalf("the connection ends with flags %v, not its reset", last.Flags)
+	}
+	// Other connections, reset after octets, to settle what they may.
+	others := packetsOf(t, resetAfterSends(t, 30, 3, 20*time.Millisecond))
+
+	for _, tc := range []struct {
+		name        string
+		after       time.Duration // the Terminate's time after the reset
+		othersAfter time.Duration // the other connections' first packet's, or -1: none
+		wantMatched bool
+	}{
+		{"a second after", time.Second, -1, true},
+		{"a second after, others reset meanwhile", time.Second, 100 * time.Millisecond, true},
+		{"a minute after, others reset meanwhile", time.Minute, time.Second, true},
+		{"3 minutes after", 3 * time.Minute, -1, false},
+		{"5 minutes after, others reset meanwhile", 5 * time.Minute, 4*time.Minute + 10*time.Second, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			term := pkts[termFrame-1]
+			var seq []capture.Packet
+			for i, p := range pkts {
+				if uint64(i+1) != termFrame {
+					seq = append(seq, p)
+				}
+			}
+			if tc.othersAfter >= 0 {
+				shift := last.TS.Add(tc.othersAfter).Sub(others[0].TS)
+				for _, p := range others {
+					p.TS = p.TS.Add(shift)
+					seq = append(seq, p)
+				}
+				if at := seq[len(seq)-1].TS; !at.Before(last.TS.Add(tc.after)) {
+					t.Fatalf("the other connections end at %v, after the Terminate", at.Sub(last.TS))
+				}
+			}
+			term.TS = last.TS.Add(tc.after)
+			seq = append(seq, term)
+			for i := range seq {
+				seq[i].Frame = uint64(i + 1)
+			}
+			var got *flows.Record
+			d := flows.NewDecoder(flows.Options{}, func(r *flows.Record) {
+				if r.FPDU != nil && r.FPDU.Seg.Opcode == rdmap.OpTerminate {
+					got = r
+				}
+			})
+			for i := range seq {
+				d.Packet(&seq[i])
+			}
+			d.Close()
+			if got == nil {
+				t.Fatal("no Terminate decoded")
+			}
+			matched := slices.ContainsFunc(got.FPDU.Findings, func(f dissect.Finding) bool { return f.Code == "rdmap.term_segment" })
+			want := uint64(0)
+			if tc.wantMatched {
+				want = sendFrame
+			}
+			if got.FPDU.TermFrame != want || matched != tc.wantMatched {
+				t.Errorf("the Terminate, %v after the reset: terminated segment in frame %d (finding %v), want %d",
+					tc.after, got.FPDU.TermFrame, matched, want)
+			}
+			checkSame(t, fmt.Sprintf("late Terminate, %s", tc.name), slices.Clone(seq))
+		})
+	}
+}
