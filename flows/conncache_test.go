@@ -19,6 +19,22 @@ import (
 // (so entries collide and are replaced), 4-tuples reused after a close,
 // and a connection table small enough to evict.
 func TestConnCache(t *testing.T) {
+	mixed := mixedStream(t)
+	for _, maxConns := range []int{0, 40} {
+		opts := flows.Options{MaxConns: maxConns}
+		want := jsonlWith(mixed, opts, flows.NewDecoderNoConnCache, false)
+		if conns := bytes.Count(want, []byte(`"type":"conn"`)); conns < 300 {
+			t.Fatalf("MaxConns %d: only %d connections in the test stream", maxConns, conns)
+		}
+		sameLines(t, fmt.Sprintf("MaxConns %d", maxConns), jsonlWith(mixed, opts, flows.NewDecoder, false), want)
+	}
+}
+
+// mixedStream is every bundled capture in copies on shifted ports,
+// interleaved packet by packet: some 600 connections at once, each
+// capture's own 4-tuples reused by its copies' later connections where a
+// capture reuses them.
+func mixedStream(t *testing.T) []capture.Packet {
 	files, _ := filepath.Glob("../testdata/*/*.pcap")
 	var all [][]capture.Packet
 	for _, f := range files {
@@ -28,9 +44,6 @@ func TestConnCache(t *testing.T) {
 		}
 		all = append(all, testutil.ReadPackets(data))
 	}
-	// Copies of every capture on shifted ports, interleaved packet by
-	// packet: some 600 connections at once, each capture's own 4-tuples
-	// reused by its copies' later connections where a capture reuses them.
 	const copies = 8
 	var mixed []capture.Packet
 	for i := 0; ; i++ {
@@ -54,14 +67,7 @@ func TestConnCache(t *testing.T) {
 			break
 		}
 	}
-	for _, maxConns := range []int{0, 40} {
-		opts := flows.Options{MaxConns: maxConns}
-		want := jsonlWith(mixed, opts, flows.NewDecoderNoConnCache, false)
-		if conns := bytes.Count(want, []byte(`"type":"conn"`)); conns < 300 {
-			t.Fatalf("MaxConns %d: only %d connections in the test stream", maxConns, conns)
-		}
-		sameLines(t, fmt.Sprintf("MaxConns %d", maxConns), jsonlWith(mixed, opts, flows.NewDecoder, false), want)
-	}
+	return mixed
 }
 
 // TestSpareConns: a connection made from the storage of one finished when

@@ -89,11 +89,15 @@ type Decoder struct {
 	noConnCache bool // tests: always look up the map
 	noSpare     bool // tests: never reuse a closed connection's storage
 	noSettle    bool // tests: never settle a reset connection (settle.go)
-	fullStrip   bool // tests: strip the markers of every FPDU whole
-	nextID      int
-	queue       orderQueue
-	order       uint64
-	frame       uint64 // the frame being processed
+	scanIdle    bool // tests: find the connection to evict by looking at every one
+	// idle orders the connections in the table by their last packet, for
+	// evictIdle (idle.go).
+	idle      idleHeap
+	fullStrip bool // tests: strip the markers of every FPDU whole
+	nextID    int
+	queue     orderQueue
+	order     uint64
+	frame     uint64 // the frame being processed
 	// pending lists the directions that may still emit records about
 	// earlier frames (direction.inPending marks membership).
 	pending []*direction
@@ -251,6 +255,9 @@ func (d *Decoder) open(p *capture.Packet, ci int, syn bool) *conn {
 	}
 	c := d.newConn(d.newID(), p.Src, p.Dst, p.Frame, p.TS)
 	d.conns[k] = c
+	if !d.scanIdle {
+		d.noteOpen(c, p.Frame)
+	}
 	d.cache[ci] = c
 	return c
 }
@@ -353,13 +360,18 @@ func (d *Decoder) finish(c *conn) {
 	}
 }
 
-// evictIdle removes the connection that has been idle the longest.
+// evictIdle removes the connection that has been idle the longest
+// (idle.go); the test reference (scanIdle) looks at every one.
 func (d *Decoder) evictIdle() {
 	var victim *conn
-	for _, c := range d.conns {
-		if victim == nil || c.lastFrame < victim.lastFrame || (c.lastFrame == victim.lastFrame && c.id < victim.id) {
-			victim = c
+	if d.scanIdle {
+		for _, c := range d.conns {
+			if victim == nil || c.lastFrame < victim.lastFrame || (c.lastFrame == victim.lastFrame && c.id < victim.id) {
+				victim = c
+			}
 		}
+	} else {
+		victim = d.idlest()
 	}
 	if victim == nil {
 		return

@@ -35,6 +35,21 @@ func NewDecoderNoSettle(opts Options, emit func(*Record)) *Decoder {
 	return d
 }
 
+// NewDecoderScanIdle returns a Decoder that finds the connection to evict
+// from a full table by looking at every one: the reference the idle heap
+// is tested against.
+func NewDecoderScanIdle(opts Options, emit func(*Record)) *Decoder {
+	d := NewDecoder(opts, emit)
+	d.scanIdle = true
+	return d
+}
+
+// IdleEntries is the number of entries in the idle heap.
+func (d *Decoder) IdleEntries() int { return len(d.idle) }
+
+// Conns is the number of connections in the table.
+func (d *Decoder) Conns() int { return len(d.conns) }
+
 // SetSegRecords sets how many queued records make a Parallel worker hand
 // them to the merge before the end of its round (for Parallels made
 // afterwards), and returns the value it had.
