@@ -3,7 +3,6 @@ package flows
 import (
 	"cmp"
 	"encoding/binary"
-	"math"
 	"net/netip"
 	"slices"
 	"time"
@@ -98,8 +97,8 @@ type Decoder struct {
 	queue     orderQueue
 	order     uint64
 	frame     uint64 // the frame being processed
-	// pending lists the directions that may still emit records about
-	// earlier frames (direction.inPending marks membership).
+	// pending is a min-heap of the directions that may still emit records
+	// about earlier frames, by the earliest such frame (pending.go).
 	pending []*direction
 	// recent remembers the timestamps of the last non-TCP frames seen, so
 	// that findings about an earlier frame carry its time (TCP connections
@@ -235,6 +234,7 @@ func (d *Decoder) Packet(p *capture.Packet) {
 		}
 	}
 	c.packet(p)
+	d.repend(c)
 	d.release(false)
 }
 
@@ -395,31 +395,6 @@ func (d *Decoder) newID() int {
 	return id
 }
 
-// addPending notes that dir may hold octets or messages of earlier frames.
-func (d *Decoder) addPending(dir *direction) {
-	if !dir.inPending {
-		dir.inPending = true
-		d.pending = append(d.pending, dir)
-	}
-}
-
-// dropPending forgets dir (its connection is finished).
-func (d *Decoder) dropPending(dir *direction) {
-	if !dir.inPending {
-		return
-	}
-	dir.inPending = false
-	for i, x := range d.pending {
-		if x == dir {
-			n := len(d.pending)
-			copy(d.pending[i:], d.pending[i+1:])
-			d.pending[n-1] = nil
-			d.pending = d.pending[:n-1]
-			return
-		}
-	}
-}
-
 // push queues a record for ordered release.
 func (d *Decoder) push(r *Record) {
 	d.order++
@@ -534,32 +509,6 @@ func (d *Decoder) newBox() *fpduBox {
 	b := &fpduBox{}
 	b.r.box = boxFPDU
 	return b
-}
-
-// pendingLimit is the earliest frame whose octets a connection (or a
-// non-TCP association) still holds, math.MaxUint64 when none: a record
-// may still be queued for that frame.
-func (d *Decoder) pendingLimit() uint64 {
-	limit := uint64(math.MaxUint64)
-	kept := d.pending[:0]
-	for _, dir := range d.pending {
-		if f, ok := dir.pendingFrame(); ok {
-			if f < limit {
-				limit = f
-			}
-			kept = append(kept, dir)
-		} else {
-			dir.inPending = false
-		}
-	}
-	if len(kept) < len(d.pending) {
-		clear(d.pending[len(kept):])
-		d.pending = kept
-	}
-	if f, ok := d.extPending(); ok && f < limit {
-		limit = f
-	}
-	return limit
 }
 
 // tsOf is a helper for records built from a frame number and timestamp.

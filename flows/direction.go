@@ -53,8 +53,11 @@ type direction struct {
 	side   side
 	stream *reassembly.Stream
 	mode   dmode
-	// inPending: listed in Decoder.pending.
+	// inPending: in the heap Decoder.pending, at pendIdx, under pendKey
+	// (its pendingFrame when last keyed).
 	inPending bool
+	pendIdx   int
+	pendKey   uint64
 
 	data []byte // data[head:] holds stream octets [bufOff, bufOff+len)
 	head int

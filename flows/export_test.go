@@ -1,5 +1,7 @@
 package flows
 
+import "math"
+
 // NewDecoderNoConnCache returns a Decoder that looks every connection up
 // in its map, bypassing the 4-tuple cache: the reference the cache is
 // tested against.
@@ -49,6 +51,33 @@ func (d *Decoder) IdleEntries() int { return len(d.idle) }
 
 // Conns is the number of connections in the table.
 func (d *Decoder) Conns() int { return len(d.conns) }
+
+// PendingLimits returns the pending limit of the TCP connections as the
+// heap gives it and as a look at every direction of every connection in
+// the table gives it (math.MaxUint64 when none holds any), and whether
+// each direction in the heap sits at its place with its pending frame.
+func (d *Decoder) PendingLimits() (heap, scan uint64, consistent bool) {
+	heap, scan, consistent = math.MaxUint64, math.MaxUint64, true
+	if len(d.pending) > 0 {
+		heap = d.pending[0].pendKey
+	}
+	for _, c := range d.conns {
+		for _, dir := range c.dirs {
+			if f, ok := dir.pendingFrame(); ok {
+				scan = min(scan, f)
+				if !dir.inPending || dir.pendKey != f {
+					consistent = false
+				}
+			}
+		}
+	}
+	for i, dir := range d.pending {
+		if dir.pendIdx != i || !dir.inPending || (i > 0 && d.pending[(i-1)/2].pendKey > dir.pendKey) {
+			consistent = false
+		}
+	}
+	return heap, scan, consistent
+}
 
 // SetSegRecords sets how many queued records make a Parallel worker hand
 // them to the merge before the end of its round (for Parallels made

@@ -1,0 +1,84 @@
+package flows_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/iwarpkit/iwarpkit/capture"
+	"github.com/iwarpkit/iwarpkit/flows"
+	"github.com/iwarpkit/iwarpkit/internal/testutil"
+	"github.com/iwarpkit/iwarpkit/synth"
+)
+
+// manyWrites is a capture of n connections at once, each sending ops RDMA
+// Writes of size octets, their packets interleaved: n directions in the
+// middle of a message at once.
+func manyWrites(t *testing.T, n, ops, size int) []byte {
+	conns := make([]synth.Conn, n)
+	for i := range conns {
+		c := seqConn(i, 0)
+		c.MPA = &synth.MPAParams{Request: synth.MPAFrame{Rev: 1, M: i%3 == 0, C: true}, Reply: synth.MPAFrame{Rev: 1, M: i%3 == 0, C: true}}
+		for k := range ops {
+			c.Ops = append(c.Ops, synth.Op{Dir: synth.Dir(k % 2), Kind: synth.Write, Size: size, STag: 0x100, TO: 0x1000})
+		}
+		if i%4 == 0 {
+			c.Close = synth.Close{Kind: synth.CloseRST}
+		}
+		conns[i] = c
+	}
+	return generate(t, conns)
+}
+
+// TestPendingHeap: after every packet, the least pending frame the heap
+// gives is the one a look at every direction of every connection gives,
+// and every direction with a pending frame is in the heap under it: on
+// every bundled capture, on all of them interleaved (with evictions from a
+// small table), on a port scan through them, and on 300 connections each
+// in the middle of a message at once.
+func TestPendingHeap(t *testing.T) {
+	check := func(name string, pkts []capture.Packet, opts flows.Options) {
+		t.Helper()
+		d := flows.NewDecoder(opts, func(*flows.Record) {})
+		most := 0
+		for i := range pkts {
+			d.Packet(&pkts[i])
+			heap, scan, ok := d.PendingLimits()
+			if heap != scan || !ok {
+				t.Fatalf("%s, frame %d: heap limit %d, every direction's %d, heap consistent %v", name, pkts[i].Frame, heap, scan, ok)
+			}
+			if scan != ^uint64(0) {
+				most++
+			}
+		}
+		d.Close()
+		if most == 0 {
+			t.Fatalf("%s: no direction ever held anything", name)
+		}
+	}
+	files, _ := filepath.Glob("../testdata/*/*.pcap")
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pk := testutil.ReadPackets(data); len(pk) > 0 {
+			d := flows.NewDecoder(flows.Options{}, func(*flows.Record) {})
+			for i := range pk {
+				d.Packet(&pk[i])
+				if heap, scan, ok := d.PendingLimits(); heap != scan || !ok {
+					t.Fatalf("%s, frame %d: heap limit %d, every direction's %d, heap consistent %v", f, pk[i].Frame, heap, scan, ok)
+				}
+			}
+			d.Close()
+		}
+	}
+	mixed := mixedStream(t)
+	check("bundled, interleaved", mixed, flows.Options{})
+	check("bundled, interleaved, table of 40", mixed, flows.Options{MaxConns: 40})
+	check("port scan", portScan(mixed), flows.Options{MaxConns: 300})
+	for _, n := range []int{1, 300} {
+		check(fmt.Sprintf("%d connections mid-message", n), packetsOf(t, manyWrites(t, n, 4, 9000)), flows.Options{})
+	}
+}
