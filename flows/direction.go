@@ -48,6 +48,10 @@ func (p *prov) time() time.Time { return time.Unix(p.sec, int64(p.nsec)).UTC() }
 
 type hole struct{ off, end uint64 }
 
+// compactAt is the capacity from which a direction's buffer makes room by
+// moving its octets to the front rather than growing (direction.Data).
+const compactAt = 8 << 10
+
 type direction struct {
 	c      *conn
 	side   side
@@ -178,6 +182,15 @@ func (d *direction) Data(ch reassembly.Chunk) {
 		d.head = 0
 		d.borrowed = true
 	} else {
+		if len(d.data)+len(ch.Data) > cap(d.data) && cap(d.data) >= compactAt && d.head >= len(d.buf()) {
+			// Reuse the room of the octets consumed rather than let append
+			// grow the buffer (consume moves them only past 64 KiB): a
+			// direction whose FPDUs straddle its segments kept some 130 KB,
+			// 2,000 such connections 270 MB. What is moved is at most what
+			// was consumed.
+			m := copy(d.data, d.data[d.head:])
+			d.data, d.head = d.data[:m], 0
+		}
 		d.data = append(d.data, ch.Data...)
 		d.own = d.data[:0]
 	}
