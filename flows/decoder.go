@@ -89,6 +89,12 @@ type Decoder struct {
 	noSpare     bool // tests: never reuse a closed connection's storage
 	noSettle    bool // tests: never settle a reset connection (settle.go)
 	scanIdle    bool // tests: find the connection to evict by looking at every one
+	noEmbryo    bool // tests: make a connection at its SYN (embryo.go)
+	// embryos are the connections that have sent a SYN and nothing else,
+	// embryoOrder[embryoHead:] them (and some made since) oldest first.
+	embryos     map[connKey]embryo
+	embryoOrder []embryoRef
+	embryoHead  int
 	// idle orders the connections in the table by their last packet, for
 	// evictIdle (idle.go).
 	idle      idleHeap
@@ -240,8 +246,9 @@ func (d *Decoder) Packet(p *capture.Packet) {
 
 // open starts the connection of packet p (whose cache slot is ci), or
 // returns nil for a packet without payload or SYN on the endpoints of a
-// connection finished when it closed, within strayWindow of the close: a
-// FIN or ACK sent again.
+// connection finished when it closed, within strayWindow of the close (a
+// FIN or ACK sent again), and for a SYN that only makes an embryo
+// (embryo.go).
 func (d *Decoder) open(p *capture.Packet, ci int, syn bool) *conn {
 	k := keyOf(p.Src, p.Dst)
 	if at, gone := d.finished[k]; gone {
@@ -250,13 +257,26 @@ func (d *Decoder) open(p *capture.Packet, ci int, syn bool) *conn {
 		}
 		delete(d.finished, k)
 	}
+	if e, ok := d.embryos[k]; ok {
+		return d.born(k, e, ci)
+	}
+	if !d.noEmbryo && pureSYN(p) {
+		d.conceive(k, p)
+		return nil
+	}
+	return d.add(k, d.newID(), p.Src, p.Dst, p.Frame, p.TS, ci)
+}
+
+// add makes connection id, from a to b, whose first packet is frame at ts,
+// on endpoints k and cache slot ci.
+func (d *Decoder) add(k connKey, id int, a, b netip.AddrPort, frame uint64, ts time.Time, ci int) *conn {
 	if len(d.conns) >= d.opts.MaxConns {
 		d.evictIdle()
 	}
-	c := d.newConn(d.newID(), p.Src, p.Dst, p.Frame, p.TS)
+	c := d.newConn(id, a, b, frame, ts)
 	d.conns[k] = c
 	if !d.scanIdle {
-		d.noteOpen(c, p.Frame)
+		d.noteOpen(c, frame)
 	}
 	d.cache[ci] = c
 	return c
@@ -338,6 +358,7 @@ func (d *Decoder) Close() {
 	for _, c := range cs {
 		d.finish(c)
 	}
+	d.closeEmbryos()
 	d.closeExt()
 	d.release(true)
 }

@@ -79,6 +79,14 @@ func (d *Decoder) PendingLimits() (heap, scan uint64, consistent bool) {
 	return heap, scan, consistent
 }
 
+// NewDecoderNoEmbryo returns a Decoder that makes every connection at its
+// SYN: the reference embryos are tested against.
+func NewDecoderNoEmbryo(opts Options, emit func(*Record)) *Decoder {
+	d := NewDecoder(opts, emit)
+	d.noEmbryo = true
+	return d
+}
+
 // SetSegRecords sets how many queued records make a Parallel worker hand
 // them to the merge before the end of its round (for Parallels made
 // afterwards), and returns the value it had.

@@ -1,0 +1,131 @@
+package flows
+
+import (
+	"time"
+
+	"github.com/iwarpkit/iwarpkit/capture"
+)
+
+// A connection starts at its SYN, but most of what it needs (two
+// directions with their reassembly streams, 2.3 KB) only matters once a
+// second packet comes: a SYN that is never answered (a port scan, a SYN
+// flood, a client retrying a dead server from new ports) has no records.
+// Such connections took the table's room and memory (65,536 of them:
+// some 150 MB) and, once the table was full, made it evict connections,
+// each with a cap.conn_evicted finding and a row of its own in the -z
+// tables.
+//
+// So a SYN without ACK or payload on endpoints with no connection makes an
+// embryo: the connection's id (taken now, so that connections are
+// numbered as before) and what the SYN says. The next packet on the same
+// endpoints, whatever it is, makes the connection as the SYN would have,
+// gives it the SYN, then its own packet. Until then the embryo takes some
+// 200 octets. Embryos are bounded by Options.MaxConns on their own; the
+// oldest goes first, without a record (a connection that only sent a SYN
+// has none). A connection made from an embryo decodes exactly as one made
+// at the SYN: only when the table is full does it make room later, at the
+// second packet.
+
+// embryo is a connection that has sent its SYN and nothing else.
+type embryo struct {
+	id       int
+	frame    uint64
+	sec      int64 // the SYN's time, without time.Time's pointer (prov)
+	nsec     int32
+	seq, ack uint32
+	window   uint16
+	flags    capture.TCPFlags
+	fromLo   bool // the SYN came from the key's lo endpoint
+}
+
+// embryoRef is an entry of Decoder.embryoOrder: the embryo's endpoints and
+// id (endpoints are used again).
+type embryoRef struct {
+	k  connKey
+	id int
+}
+
+// pureSYN reports whether p opens a connection with nothing else: a SYN
+// without ACK, payload, FIN or RST.
+func pureSYN(p *capture.Packet) bool {
+	return p.Flags&(capture.FlagSYN|capture.FlagACK|capture.FlagFIN|capture.FlagRST) == capture.FlagSYN &&
+		len(p.Payload) == 0 && p.PayloadWireLen == 0
+}
+
+// conceive notes the SYN p on endpoints k, which have no connection, as an
+// embryo.
+func (d *Decoder) conceive(k connKey, p *capture.Packet) {
+	if d.embryos == nil {
+		d.embryos = make(map[connKey]embryo)
+	}
+	for len(d.embryos) >= d.opts.MaxConns {
+		d.dropEmbryo()
+	}
+	e := embryo{id: d.newID(), frame: p.Frame, sec: p.TS.Unix(), nsec: int32(p.TS.Nanosecond()),
+		seq: p.Seq, ack: p.Ack, window: p.Window, flags: p.Flags, fromLo: p.Src == k.lo}
+	d.embryos[k] = e
+	d.embryoOrder = append(d.embryoOrder, embryoRef{k, e.id})
+	if n := len(d.embryoOrder) - d.embryoHead; n >= 2*len(d.embryos)+minIdleSweep {
+		// Forget the entries of embryos that became connections.
+		live := d.embryoOrder[:0]
+		for _, r := range d.embryoOrder[d.embryoHead:] {
+			if e, ok := d.embryos[r.k]; ok && e.id == r.id {
+				live = append(live, r)
+			}
+		}
+		clear(d.embryoOrder[len(live):])
+		d.embryoOrder, d.embryoHead = live, 0
+	}
+}
+
+// dropEmbryo forgets the oldest embryo.
+func (d *Decoder) dropEmbryo() {
+	for d.embryoHead < len(d.embryoOrder) {
+		r := d.embryoOrder[d.embryoHead]
+		d.embryoOrder[d.embryoHead] = embryoRef{}
+		d.embryoHead++
+		if e, ok := d.embryos[r.k]; ok && e.id == r.id {
+			delete(d.embryos, r.k)
+			d.endEmbryo(e)
+			return
+		}
+	}
+}
+
+// endEmbryo tells the merge of a Parallel that the embryo's id is done
+// with, as Decoder.finish does for a connection.
+func (d *Decoder) endEmbryo(e embryo) {
+	if d.worker {
+		r := mkRecord(recConnEnd, e.frame, time.Time{})
+		r.Conn = e.id
+		d.push(r)
+	}
+}
+
+// born makes the connection of embryo e, on endpoints k, and gives it the
+// SYN.
+func (d *Decoder) born(k connKey, e embryo, ci int) *conn {
+	delete(d.embryos, k)
+	src, dst := k.hi, k.lo
+	if e.fromLo {
+		src, dst = k.lo, k.hi
+	}
+	ts := time.Unix(e.sec, int64(e.nsec)).UTC()
+	c := d.add(k, e.id, src, dst, e.frame, ts, ci)
+	syn := capture.Packet{Frame: e.frame, TS: ts, Kind: capture.KindTCP, Src: src, Dst: dst,
+		Seq: e.seq, Ack: e.ack, Flags: e.flags, Window: e.window}
+	c.packet(&syn)
+	return c
+}
+
+// closeEmbryos forgets the embryos left at the end of the capture, in the
+// order of their ids.
+func (d *Decoder) closeEmbryos() {
+	for _, r := range d.embryoOrder[d.embryoHead:] {
+		if e, ok := d.embryos[r.k]; ok && e.id == r.id {
+			delete(d.embryos, r.k)
+			d.endEmbryo(e)
+		}
+	}
+	d.embryoOrder, d.embryoHead = nil, 0
+}
