@@ -32,6 +32,9 @@ type conn struct {
 	// whichever other connections share its Decoder (Parallel).
 	recent    [connRecent]frameTS
 	recentIdx int
+	// hint is the time of a frame that an event about to be reported
+	// carries (direction.Event), when the frame may be past recent.
+	hint frameTS
 
 	req, rep       *MPARecord
 	reqFrame       uint64
@@ -190,6 +193,10 @@ func (c *conn) packet(p *capture.Packet) {
 	}
 	// (Below the rest: default.pgo keys its inlining to the lines of the
 	// call sites above.)
+	if fl&reassembly.ACK != 0 && c.dirs[1-s].stream.Holding() {
+		// Octets the peer acknowledged that never came: capture loss.
+		c.dirs[1-s].stream.PeerAck(reassembly.SeqNum(p.Ack), c.dirs[1-s])
+	}
 	if c.finSeen[1-s] && fl&reassembly.ACK != 0 {
 		c.dirs[1-s].stream.Acked(reassembly.SeqNum(p.Ack))
 		if c.over() {
@@ -285,6 +292,9 @@ func (c *conn) finding(rec *Record, sev dissect.Severity, code, msg, ref string,
 // tsOf returns the timestamp of a frame of this connection, as well as it is
 // known (the latest timestamp seen otherwise).
 func (c *conn) tsOf(frame uint64) time.Time {
+	if c.hint.frame == frame && frame != 0 {
+		return c.hint.ts
+	}
 	for i := range c.recent {
 		if e := &c.recent[i]; e.frame == frame && frame != 0 {
 			return e.ts

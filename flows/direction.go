@@ -216,7 +216,11 @@ func (d *direction) Event(e reassembly.Event) {
 			d.seqBase = uint32(e.Seq) - uint32(e.Off)
 			d.seqKnown = true
 		}
+		// The frame of the octets after the gap may be long past: its
+		// time comes with the event (conn.tsOf).
+		d.c.hint = frameTS{e.Frame, e.TS}
 		d.gap(e.Off, e.Off+uint64(e.Len), e.Frame)
+		d.c.hint = frameTS{}
 	case reassembly.EvMidstream:
 		d.midstream = true
 	case reassembly.EvConflict:

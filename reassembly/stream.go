@@ -214,6 +214,33 @@ func (s *Stream) Add(seg Segment, h Handler) {
 	}
 }
 
+// ackedHoleCost is what a Stream holds (Stream.bufCost) behind a hole that
+// the peer has acknowledged past before it gives the hole up (PeerAck).
+const ackedHoleCost = 256 << 10
+
+// Holding reports whether out-of-order octets wait behind a hole.
+func (s *Stream) Holding() bool { return s.head < len(s.pieces) }
+
+// PeerAck notes an acknowledgment number that the other direction sent:
+// its receiver has every octet before it (RFC 9293 §3.4). A hole it
+// acknowledges past was received but not captured (capture loss, as
+// tcpdump's "dropped by kernel"), and no retransmission will fill it.
+// Once ackedHoleCost of octets wait behind such a hole, it is given up
+// (EvGap) and what follows is delivered, rather than held until the buffer
+// is full (MaxBuffered, 4 MiB). Until then a copy of the octets may still
+// come, from a capture merged from two hosts whose clocks differ. An
+// acknowledgment past the octets held (of octets not yet seen) is ignored.
+func (s *Stream) PeerAck(ack SeqNum, h Handler) {
+	for s.head < len(s.pieces) && s.bufCost >= ackedHoleCost {
+		p, last := &s.pieces[s.head], &s.pieces[len(s.pieces)-1]
+		if ack.Diff(p.seq) < 0 || ack.Diff(last.seq.Add(int(last.end()-last.off))) > 0 {
+			return
+		}
+		s.gap(p.off-s.nextOff, p.frame, p.ts, h)
+		s.drain(h)
+	}
+}
+
 // Flush gives up on every hole: each is reported as an EvGap and what is
 // buffered is delivered in order, up to the FIN if one is known (which is
 // then reported). Call it at the end of the capture, or after a FIN or RST

@@ -502,3 +502,70 @@ func TestAcked(t *testing.T) {
 		})
 	}
 }
+
+// TestPeerAck: a hole the peer acknowledges past (capture loss) is given
+// up once ackedHoleCost octets wait behind it, with the EvGap and the
+// frame of the first octets after it, and what follows is delivered; one
+// it does not acknowledge past, or with an acknowledgment of octets not
+// yet seen, waits for its octets (or the full buffer). A copy that comes
+// before the cost is reached still fills the hole.
+func TestPeerAck(t *testing.T) {
+	const segLen = 1000
+	payload := strings.Repeat("x", segLen)
+	// Segment 0 (seq 1000) is missing; segments 1..n follow.
+	feed := func(s *Stream, r *recorder, n int) {
+		for i := 1; i <= n; i++ {
+			f := uint64(i + 1)
+			s.Add(Segment{Seq: SeqNum(1000 + i*segLen), Flags: ACK, Payload: []byte(payload), Frame: f, TS: ts(f)}, r)
+		}
+	}
+	enough := ackedHoleCost/(segLen+pieceCost) + 1
+	for _, tc := range []struct {
+		name   string
+		held   int    // segments held behind the hole
+		ack    SeqNum // the peer's acknowledgment
+		filled bool   // the hole is given up
+	}{
+		{"acked past, enough held", enough, SeqNum(1000 + 2*segLen), true},
+		{"acked past all held", enough, SeqNum(1000 + (enough+1)*segLen), true},
+		{"acked past, too little held", enough - 2, SeqNum(1000 + 2*segLen), false},
+		{"acked up to the hole", enough, SeqNum(1000), false},
+		{"acked inside the hole", enough, SeqNum(1500), false},
+		{"acked past what was seen", enough, SeqNum(1000 + (enough+1)*segLen + 1), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewStream(Options{})
+			r := &recorder{t: t}
+			s.Add(Segment{Seq: 999, Flags: SYN, Frame: 1, TS: ts(1)}, r)
+			feed(s, r, tc.held)
+			if !s.Holding() {
+				t.Fatal("nothing held behind the hole")
+			}
+			r.outs = nil
+			s.PeerAck(tc.ack, r)
+			if got := !s.Holding(); got != tc.filled {
+				t.Fatalf("given up %v, want %v: %v", got, tc.filled, r.outs)
+			}
+			if !tc.filled {
+				if len(r.outs) != 0 {
+					t.Errorf("events without giving up: %v", r.outs)
+				}
+				return
+			}
+			if len(r.outs) != 1+tc.held || r.outs[0] != E(EvGap, 0, 1000, segLen, 2) || r.outs[1] != D(segLen, 2000, payload, 2) {
+				t.Errorf("got %d outputs, first %v; want the gap at frame 2 and %d segments", len(r.outs), r.outs[:min(2, len(r.outs))], tc.held)
+			}
+		})
+	}
+	// The missing segment comes (merged captures, clocks apart) while less
+	// than the cost is held: it fills the hole.
+	s := NewStream(Options{})
+	r := &recorder{t: t}
+	s.Add(Segment{Seq: 999, Flags: SYN, Frame: 1, TS: ts(1)}, r)
+	feed(s, r, 3)
+	s.PeerAck(SeqNum(1000+4*segLen), r)
+	s.Add(Segment{Seq: 1000, Flags: ACK, Payload: []byte(payload), Frame: 9, TS: ts(9)}, r)
+	if s.Holding() || slices.ContainsFunc(r.outs, func(o out) bool { return o.Kind == EvGap }) {
+		t.Errorf("a late copy of the missing segment: %v", r.outs)
+	}
+}
