@@ -37,7 +37,10 @@
 //     This is tested with testing.AllocsPerRun.
 //   - Bounded memory: out-of-order octets are copied into a buffer capped by
 //     [Options].MaxBuffered per direction; when it is full the stream skips
-//     ahead and reports the exact range skipped as a gap. Besides that
+//     ahead and reports the exact range skipped as a gap. A hole that the
+//     other direction acknowledges past ([Stream.PeerAck]) was lost by the
+//     capture, not the network: it is given up once 256 KiB wait behind
+//     it. Besides that
 //     buffer a stream keeps only the last Options.Window delivered octets
 //     (64 KiB by default) to tell identical retransmissions from conflicting
 //     ones. Memory never grows with the length of the stream.
