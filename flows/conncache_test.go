@@ -35,14 +35,9 @@ func TestConnCache(t *testing.T) {
 // capture's own 4-tuples reused by its copies' later connections where a
 // capture reuses them.
 func mixedStream(t *testing.T) []capture.Packet {
-	files, _ := filepath.Glob("../testdata/*/*.pcap")
 	var all [][]capture.Packet
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, testutil.ReadPackets(data))
+	for _, b := range bundled(t) {
+		all = append(all, b.pkts)
 	}
 	const copies = 8
 	var mixed []capture.Packet

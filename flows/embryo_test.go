@@ -3,14 +3,11 @@ package flows_test
 import (
 	"bytes"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"runtime"
 	"testing"
 
 	"github.com/iwarpkit/iwarpkit/capture"
 	"github.com/iwarpkit/iwarpkit/flows"
-	"github.com/iwarpkit/iwarpkit/internal/testutil"
 )
 
 // TestEmbryo: a connection made at its second packet from what its SYN
@@ -20,14 +17,8 @@ import (
 // 2.3 KB; and more of them than the table holds evict no connection and
 // write nothing.
 func TestEmbryo(t *testing.T) {
-	files, _ := filepath.Glob("../testdata/*/*.pcap")
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pk := testutil.ReadPackets(data)
-		sameLines(t, f, jsonlWith(pk, flows.Options{}, flows.NewDecoder, true), jsonlWith(pk, flows.Options{}, flows.NewDecoderNoEmbryo, true))
+	for _, b := range bundled(t) {
+		sameLines(t, b.path, jsonlWith(b.pkts, flows.Options{}, flows.NewDecoder, true), jsonlWith(b.pkts, flows.Options{}, flows.NewDecoderNoEmbryo, true))
 	}
 	mixed := mixedStream(t)
 	scan := portScan(mixed)

@@ -2,48 +2,45 @@ package flows
 
 import "math"
 
+// newDecoderWith returns a Decoder that set has made a test reference of.
+func newDecoderWith(opts Options, emit func(*Record), set func(*Decoder)) *Decoder {
+	d := NewDecoder(opts, emit)
+	set(d)
+	return d
+}
+
 // NewDecoderNoConnCache returns a Decoder that looks every connection up
 // in its map, bypassing the 4-tuple cache: the reference the cache is
 // tested against.
 func NewDecoderNoConnCache(opts Options, emit func(*Record)) *Decoder {
-	d := NewDecoder(opts, emit)
-	d.noConnCache = true
-	return d
+	return newDecoderWith(opts, emit, func(d *Decoder) { d.noConnCache = true })
 }
 
 // NewDecoderFullStrip returns a Decoder that strips the markers of every
 // FPDU whole, the reference for the partial strip.
 func NewDecoderFullStrip(opts Options, emit func(*Record)) *Decoder {
-	d := NewDecoder(opts, emit)
-	d.fullStrip = true
-	return d
+	return newDecoderWith(opts, emit, func(d *Decoder) { d.fullStrip = true })
 }
 
 // NewDecoderNoSpare returns a Decoder that makes every connection new,
 // never from the storage of one finished when it closed: the reference
 // the reuse is tested against.
 func NewDecoderNoSpare(opts Options, emit func(*Record)) *Decoder {
-	d := NewDecoder(opts, emit)
-	d.noSpare = true
-	return d
+	return newDecoderWith(opts, emit, func(d *Decoder) { d.noSpare = true })
 }
 
 // NewDecoderNoSettle returns a Decoder that keeps the rings of sent
 // segments of reset connections to the end of the capture and matches
 // every Terminate against them: the reference settling is tested against.
 func NewDecoderNoSettle(opts Options, emit func(*Record)) *Decoder {
-	d := NewDecoder(opts, emit)
-	d.noSettle = true
-	return d
+	return newDecoderWith(opts, emit, func(d *Decoder) { d.noSettle = true })
 }
 
 // NewDecoderScanIdle returns a Decoder that finds the connection to evict
 // from a full table by looking at every one: the reference the idle heap
 // is tested against.
 func NewDecoderScanIdle(opts Options, emit func(*Record)) *Decoder {
-	d := NewDecoder(opts, emit)
-	d.scanIdle = true
-	return d
+	return newDecoderWith(opts, emit, func(d *Decoder) { d.scanIdle = true })
 }
 
 // IdleEntries is the number of entries in the idle heap.
@@ -82,9 +79,7 @@ func (d *Decoder) PendingLimits() (heap, scan uint64, consistent bool) {
 // NewDecoderNoEmbryo returns a Decoder that makes every connection at its
 // SYN: the reference embryos are tested against.
 func NewDecoderNoEmbryo(opts Options, emit func(*Record)) *Decoder {
-	d := NewDecoder(opts, emit)
-	d.noEmbryo = true
-	return d
+	return newDecoderWith(opts, emit, func(d *Decoder) { d.noEmbryo = true })
 }
 
 // SetSegRecords sets how many queued records make a Parallel worker hand
