@@ -68,6 +68,7 @@ type Stream struct {
 	head     int
 	bufBytes int // captured octets held
 	bufCost  int // bufBytes + pieceCost per piece
+	ackHole  int // ackedHoleCost (tests lower it)
 	free     [][]byte
 
 	// Ring of the last window delivered octets: the octet at offset o is
@@ -117,6 +118,7 @@ func (s *Stream) Reset(opts Options) {
 
 func (s *Stream) init(opts Options) {
 	s.maxBuf, s.window, s.file = opts.MaxBuffered, opts.Window, opts.File
+	s.ackHole = ackedHoleCost
 	switch {
 	case s.maxBuf == 0:
 		s.maxBuf = DefaultMaxBuffered
@@ -231,7 +233,7 @@ func (s *Stream) Holding() bool { return s.head < len(s.pieces) }
 // come, from a capture merged from two hosts whose clocks differ. An
 // acknowledgment past the octets held (of octets not yet seen) is ignored.
 func (s *Stream) PeerAck(ack SeqNum, h Handler) {
-	for s.head < len(s.pieces) && s.bufCost >= ackedHoleCost {
+	for s.head < len(s.pieces) && s.bufCost >= s.ackHole {
 		p, last := &s.pieces[s.head], &s.pieces[len(s.pieces)-1]
 		if ack.Diff(p.seq) < 0 || ack.Diff(last.seq.Add(int(last.end()-last.off))) > 0 {
 			return
