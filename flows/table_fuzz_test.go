@@ -17,7 +17,7 @@ import (
 // an FPDU-like run, or random octets; sequence numbers follow each
 // direction's octets, with jumps that make holes.
 func tablePackets(data []byte) []capture.Packet {
-	type dir struct{ seq, ack uint32 }
+	type dir struct{ seq uint32 }
 	var dirs [12]dir
 	for i := range dirs {
 		dirs[i].seq = uint32(i) * 100000
