@@ -398,7 +398,7 @@ func (c *conn) analyzeMessage(d *direction, r *Record, pr *pendingRead) {
 	case rdmap.OpReadRequest:
 		if lim, ok := c.readLimit(d.side); ok {
 			n := 0
-			for _, p := range c.reads {
+			for _, p := range c.reads.live() {
 				if p.requester == d.side {
 					n++
 				}

@@ -57,7 +57,7 @@ type conn struct {
 	crcErrors      int
 	findings       int
 	summarised     bool
-	reads          []pendingRead // outstanding RDMA Read Requests, oldest first, per requester side
+	reads          readQueue // outstanding RDMA Read Requests, oldest first, per requester side
 	suppressed     int
 	findingsByCode map[string]int
 	force          *Force
@@ -93,8 +93,8 @@ func (d *Decoder) newConn(id int, a, b netip.AddrPort, frame uint64, ts time.Tim
 	c := d.spare[n-1]
 	d.spare[n-1] = nil
 	d.spare = d.spare[:n-1]
-	dirs, reads, byCode := c.dirs, c.reads[:0], c.findingsByCode
-	clear(reads[:cap(reads)])
+	dirs, reads, byCode := c.dirs, c.reads, c.findingsByCode
+	reads.reset()
 	clear(byCode)
 	*c = conn{d: d, id: id, a: a, b: b, initiator: noSide, firstFrame: frame, firstTS: ts, ddpVersion: -1,
 		dirs: dirs, reads: reads, findingsByCode: byCode}
