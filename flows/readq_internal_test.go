@@ -14,7 +14,7 @@ func TestReadQueue(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 9))
 	var q readQueue
 	var ref []pendingRead
-	for n := range 200000 {
+	for n := range 60000 {
 		if rng.IntN(3) > 0 || len(ref) == 0 {
 			p := pendingRead{frame: uint64(n), sinkSTag: uint32(n)}
 			q.push(p)
@@ -28,7 +28,7 @@ func TestReadQueue(t *testing.T) {
 				i = rng.IntN(min(len(ref), 4)) // responses mostly answer the oldest
 			}
 			q.remove(i)
-			ref = slices.Delete(slices.Clone(ref), i, i+1)
+			ref = slices.Delete(ref, i, i+1)
 		}
 		if n%97 == 0 || len(ref) < 3 {
 			if !slices.Equal(q.live(), ref) {
@@ -38,7 +38,7 @@ func TestReadQueue(t *testing.T) {
 		if cap(q.q) > 4*maxPendingReads {
 			t.Fatalf("step %d: storage for %d entries", n, cap(q.q))
 		}
-		if n == 100000 {
+		if n == 30000 {
 			q.reset()
 			ref = nil
 		}
