@@ -54,8 +54,8 @@ func TestEmbryo(t *testing.T) {
 		d.Close()
 		return int64(ms.HeapAlloc) - int64(before)
 	}
-	per := (heap(20000, flows.NewDecoder) - heap(4000, flows.NewDecoder)) / 16000
-	ref := (heap(20000, flows.NewDecoderNoEmbryo) - heap(4000, flows.NewDecoderNoEmbryo)) / 16000
+	per := (heap(10000, flows.NewDecoder) - heap(2000, flows.NewDecoder)) / 8000
+	ref := (heap(10000, flows.NewDecoderNoEmbryo) - heap(2000, flows.NewDecoderNoEmbryo)) / 8000
 	t.Logf("heap per unanswered SYN: %d octets (a connection at the SYN: %d)", per, ref)
 	if per > 400 {
 		t.Errorf("%d octets of heap per unanswered SYN, want at most 400", per)

@@ -23,7 +23,7 @@ func TestCtrlPlausible(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 14))
 	valid := [][2]byte{{0x41, 0x40}, {0xC1, 0x40}, {0x41, 0x43}, {0x41, 0x41}, {0x41, 0x46}, {0xC1, 0x42}, {0x40, 0x03}, {0x41, 0x48}, {0x01, 0x43}}
 	var accepted, filtered, total int
-	for n := range 300000 {
+	for n := range 120000 {
 		ulen := 18 + rng.IntN(200)
 		plain := make([]byte, mpa.PlainLen(ulen))
 		for i := range plain {

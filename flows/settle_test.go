@@ -68,22 +68,22 @@ func heapWith(t *testing.T, data []byte, newDec func(flows.Options, func(*flows.
 // every 10 seconds, holds those of the last minutes only. The output is
 // what a Decoder that never settles prints, with any number of workers.
 func TestResetSettled(t *testing.T) {
-	const sends = 200 // rings of room for 256 segments: 8 KiB a direction
+	const sends = 100 // rings of room for 128 segments: 4 KiB a direction
 	per := func(newDec func(flows.Options, func(*flows.Record)) *flows.Decoder) int64 {
-		small := heapWith(t, resetAfterSends(t, 50, sends, 10*time.Second), newDec)
-		large := heapWith(t, resetAfterSends(t, 250, sends, 10*time.Second), newDec)
-		return (int64(large) - int64(small)) / 200
+		small := heapWith(t, resetAfterSends(t, 40, sends, 10*time.Second), newDec)
+		large := heapWith(t, resetAfterSends(t, 200, sends, 10*time.Second), newDec)
+		return (int64(large) - int64(small)) / 160
 	}
 	settled, kept := per(flows.NewDecoder), per(flows.NewDecoderNoSettle)
 	t.Logf("heap per connection reset after %d Sends each way: %d octets settled, %d kept", sends, settled, kept)
 	if settled > 4096 {
 		t.Errorf("%d octets of heap per reset connection, want at most 4096", settled)
 	}
-	if kept < 16384 {
+	if kept < 8192 {
 		t.Errorf("a Decoder that never settles kept %d octets per reset connection: the capture does not test settling", kept)
 	}
 
-	pkts := packetsOf(t, resetAfterSends(t, 80, 40, 10*time.Second))
+	pkts := packetsOf(t, resetAfterSends(t, 60, 30, 10*time.Second))
 	sameLines(t, "settled", jsonlWith(pkts, flows.Options{}, flows.NewDecoder, true),
 		jsonlWith(pkts, flows.Options{}, flows.NewDecoderNoSettle, true))
 	checkSame(t, "reset connections", pkts)
