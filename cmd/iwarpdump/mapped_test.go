@@ -10,7 +10,7 @@ import (
 )
 
 // TestFileCutWhileRead: a capture file truncated while iwarpdump reads it
-// (mapped, capture.OpenMapped), pcap or pcapng, is reported as damage, as a
+// (mapped with --mmap, capture.OpenMapped), pcap or pcapng, is reported as damage, as a
 // file cut short beforehand is: a message naming the file and the packets
 // decoded, exit 3 under --strict, and no crash.
 func TestFileCutWhileRead(t *testing.T) {
@@ -30,7 +30,7 @@ func TestFileCutWhileRead(t *testing.T) {
 				}
 			}
 		}
-		code, _, errs := runCmd(t, nil, "-r", p, "--strict")
+		code, _, errs := runCmd(t, nil, "-r", p, "--strict", "--mmap")
 		testPacketHook = nil
 		if code != 3 || !strings.Contains(errs, p+": the file was cut short while it was read, or could not be read (memory fault at 0x") ||
 			!strings.Contains(errs, " packets before the damage") {

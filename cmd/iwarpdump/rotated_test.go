@@ -13,8 +13,9 @@ import (
 
 // TestRotatedFilesSameAsOne: a capture cut into rotated files (down to a
 // packet per file) decodes, through -r 'GLOB', exactly as the capture
-// itself does, with one worker (the files mapped, retransmissions
-// compared with octets read back from the earlier files) and with two. The
+// itself does, with one worker (the files read, or mapped with --mmap;
+// retransmissions compared with octets read back from the earlier files)
+// and with two. The
 // capture mixes synth's retransmit-conflict scenario, whose two
 // conflicting retransmissions (its ground truth) must be found across the
 // file boundaries, with a multi-connection one. With several workers the
@@ -30,7 +31,7 @@ func TestRotatedFilesSameAsOne(t *testing.T) {
 	}{{"retransmit-conflict", rc}, {"multi-conn", mc}} {
 		whole := shardtest.Write(t, dir, sc.name+".pcap", sc.s)
 		pkts, datas := readPackets(t, whole)
-		for _, args := range [][]string{{"-T", "jsonl"}, {"-T", "jsonl", "-j", "2"}, {"-T", "jsonl", "-j", "3", "-c", "7"},
+		for _, args := range [][]string{{"-T", "jsonl"}, {"-T", "jsonl", "--mmap"}, {"-T", "jsonl", "-j", "2"}, {"-T", "jsonl", "-j", "3", "-c", "7"},
 			{"-q", "-z", "conn", "-z", "findings"}, {"-q", "-z", "conn", "-z", "findings", "-j", "2"}} {
 			_, want, _ := runCmd(t, nil, append([]string{"-r", whole}, args...)...)
 			if sc.name == "retransmit-conflict" && args[1] == "jsonl" && !slices.Contains(args, "-c") {

@@ -61,6 +61,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		reports listFlag
 		failOn  = fs.String("fail-on", "", "exit 1 when a finding of `LEVEL` (error, warning or note) or worse is seen")
 		jobs    = fs.Int("j", 1, "decode capture files (-r) with `N` workers, connections spread across them; the output is the same as with 1 (0: one per CPU)")
+		mmap    = fs.Bool("mmap", false, "with -j 1, map uncompressed capture files into memory instead of reading them with read(2)")
 	)
 	fs.Var(&files, "r", "read packets from `FILE` (pcap or pcapng, optionally gzip-compressed; - for standard input); repeat -r or give a quoted glob to merge several files in timestamp order")
 	fs.Var(&stats, "z", "print statistics after the decode: `TABLE` is conn, ops, findings or latency (repeatable; with -q no records are printed)")
@@ -160,12 +161,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		src = ls
 	} else {
-		// Files decoded by this goroutine alone (the default -j 1;
-		// -j N reads in chunks or copies packets, Parquet rows may keep
-		// octets): mapped, not read (capture.OpenMapped), the loop
-		// below recovering from the fault of a file truncated
-		// meanwhile.
-		fsrc, err := openMerge(files, *jobs == 1 && !parquetOut)
+		// Files are read with read(2) into a reused buffer. --mmap maps
+		// the files decoded by this goroutine alone (-j 1; -j N reads
+		// in chunks or copies packets, Parquet rows may keep octets)
+		// instead (capture.OpenMapped), the loop below recovering from
+		// the fault of a file truncated meanwhile. Mapping saved the
+		// read(2) copy, a tenth of the decode, on the VMs of issue 6's
+		// first sessions; on those since 2026-11 a process's first
+		// touch of each mapped page costs some 2 µs, and the mapped
+		// decode took 2.2x as long as the read one (README).
+		fsrc, err := openMerge(files, *mmap && *jobs == 1 && !parquetOut)
 		if err != nil {
 			fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
 			var pe *iofs.PathError
