@@ -166,10 +166,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// in chunks or copies packets, Parquet rows may keep octets)
 		// instead (capture.OpenMapped), the loop below recovering from
 		// the fault of a file truncated meanwhile. Mapping saved the
-		// read(2) copy, a tenth of the decode, on the VMs of issue 6's
-		// first sessions; on those since 2026-11 a process's first
-		// touch of each mapped page costs some 2 µs, and the mapped
-		// decode took 2.2x as long as the read one (README).
+		// read(2) copy, a tenth of the decode, on the Intel VM of issue
+		// 6's first fourteen sessions; on the AMD VM of the fifteenth, a
+		// process's first touch of each mapped page costs some 2 µs, and
+		// the mapped decode took 2.2x as long as the read one (README).
 		fsrc, err := openMerge(files, *mmap && *jobs == 1 && !parquetOut)
 		if err != nil {
 			fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
