@@ -92,7 +92,7 @@ type Decoder struct {
 	noEmbryo    bool // tests: make a connection at its SYN (embryo.go)
 	// embryos are the connections that have sent a SYN and nothing else,
 	// embryoOrder[embryoHead:] them (and some made since) oldest first.
-	embryos     map[connKey]embryo
+	embryos     map[embryoKey]embryo
 	embryoOrder []embryoRef
 	embryoHead  int
 	// idle orders the connections in the table by their last packet, for
@@ -257,11 +257,12 @@ func (d *Decoder) open(p *capture.Packet, ci int, syn bool) *conn {
 		}
 		delete(d.finished, k)
 	}
-	if e, ok := d.embryos[k]; ok {
-		return d.born(k, e, ci)
+	if len(d.embryos) > 0 {
+		if e, ok := d.embryos[embryoKeyOf(k)]; ok {
+			return d.born(k, e, ci)
+		}
 	}
-	if !d.noEmbryo && pureSYN(p) {
-		d.conceive(k, p)
+	if !d.noEmbryo && pureSYN(p) && d.conceive(k, p) {
 		return nil
 	}
 	return d.add(k, d.newID(), p.Src, p.Dst, p.Frame, p.TS, ci)
