@@ -25,8 +25,13 @@ type Options struct {
 	// MaxConns caps the connection table; the connection idle the longest
 	// is evicted (with a finding) when a new one would exceed it. Default 65536.
 	MaxConns int
-	// MaxHeld caps the records held for ordering; past it the oldest are
-	// released out of order. Default 1<<20.
+	// MaxHeld caps the records held for ordering: records are emitted in
+	// frame order, so a record waits while any connection may still emit
+	// one about an earlier frame, such as the record of a message still
+	// open, which is about its first frame. Past MaxHeld the oldest are
+	// emitted anyway, ahead of the records still to come about earlier
+	// frames (Unordered counts them): the message's record then comes
+	// after its FPDUs, where it completes. Default DefaultMaxHeld.
 	MaxHeld int
 	// MaxMessages caps the RDMA messages being gathered per direction.
 	// Default 4096.
@@ -50,12 +55,21 @@ type Options struct {
 	Recycle bool
 }
 
+// DefaultMaxHeld is Options.MaxHeld's default: 16,384 records, some
+// 16 MB (an FPDU record takes some 950 octets), so that a decode stays
+// within issue 6's 64 MiB however long its messages are. A message spans
+// that many records when it is some 23 MB long at an MSS of 1460, or when
+// the connections around it send that many FPDUs before it completes.
+// (It was 1<<20: a single 128 MiB RDMA Write held its 93,000 FPDU records
+// until it completed, 105 MiB of RSS.)
+const DefaultMaxHeld = 16384
+
 func (o *Options) fill() {
 	if o.MaxConns <= 0 {
 		o.MaxConns = 65536
 	}
 	if o.MaxHeld <= 0 {
-		o.MaxHeld = 1 << 20
+		o.MaxHeld = DefaultMaxHeld
 	}
 	if o.MaxMessages <= 0 {
 		o.MaxMessages = 4096
@@ -85,11 +99,12 @@ type Decoder struct {
 	// (cacheIndex); an entry is checked against the packet's endpoints and
 	// cleared when its connection is finished.
 	cache       [connCacheSize]*conn
-	noConnCache bool // tests: always look up the map
-	noSpare     bool // tests: never reuse a closed connection's storage
-	noSettle    bool // tests: never settle a reset connection (settle.go)
-	scanIdle    bool // tests: find the connection to evict by looking at every one
-	noEmbryo    bool // tests: make a connection at its SYN (embryo.go)
+	noConnCache bool   // tests: always look up the map
+	noSpare     bool   // tests: never reuse a closed connection's storage
+	noSettle    bool   // tests: never settle a reset connection (settle.go)
+	scanIdle    bool   // tests: find the connection to evict by looking at every one
+	noEmbryo    bool   // tests: make a connection at its SYN (embryo.go)
+	unordered   uint64 // records emitted past Options.MaxHeld (Unordered)
 	// embryos are the connections that have sent a SYN and nothing else,
 	// embryoOrder[embryoHead:] them (and some made since) oldest first.
 	embryos     map[embryoKey]embryo
@@ -118,8 +133,9 @@ type Decoder struct {
 	// records, and notes after each packet the frame and its pending
 	// limit in steps; the merge orders (parallel.go).
 	worker bool
-	local  Local      // a worker's Local (Parallel.SetLocal), or nil
-	boxes  []*fpduBox // Options.Recycle: emitted FPDU records to reuse
+	local  Local                 // a worker's Local (Parallel.SetLocal), or SetLocal's, or nil
+	absorb func(conn int, v any) // SetLocal
+	boxes  []*fpduBox            // Options.Recycle: emitted FPDU records to reuse
 	// stripBuf and stripFound: what plausible strips markers into.
 	stripBuf   []byte
 	stripFound []markers.Found
@@ -362,6 +378,11 @@ func (d *Decoder) Close() {
 	d.closeEmbryos()
 	d.closeExt()
 	d.release(true)
+	if d.local != nil && !d.worker {
+		if v := d.local.Flush(-1); v != nil {
+			d.absorb(-1, v)
+		}
+	}
 }
 
 // finish flushes and summarises a connection and drops it from the table.
@@ -375,7 +396,7 @@ func (d *Decoder) finish(c *conn) {
 	for _, dir := range c.dirs {
 		d.dropPending(dir)
 	}
-	if d.worker {
+	if d.worker || d.local != nil {
 		r := mkRecord(recConnEnd, c.lastFrame, time.Time{})
 		r.Conn = c.id
 		d.push(r)
@@ -417,6 +438,12 @@ func (d *Decoder) newID() int {
 	return id
 }
 
+// Unordered returns how many records were emitted out of frame order
+// because more than Options.MaxHeld waited: each came ahead of a record
+// about an earlier frame still to come (the record of a message, which
+// is about its first frame, open all the while).
+func (d *Decoder) Unordered() uint64 { return d.unordered }
+
 // push queues a record for ordered release.
 func (d *Decoder) push(r *Record) {
 	d.order++
@@ -424,6 +451,11 @@ func (d *Decoder) push(r *Record) {
 	if d.worker {
 		// The merge orders records as this Decoder would (parallel.go).
 		r.pkt = d.pkt
+		d.out = append(d.out, r)
+		return
+	}
+	if d.local != nil {
+		// Offered to the Local between packets (release).
 		d.out = append(d.out, r)
 		return
 	}
@@ -438,13 +470,32 @@ func (d *Decoder) release(all bool) {
 		}
 		return
 	}
+	if d.local != nil && len(d.out) > 0 {
+		d.out = d.takeLocal(d.out, 0)
+		for _, r := range d.out {
+			d.queue.push(r)
+		}
+		clear(d.out)
+		d.out = d.out[:0]
+	}
 	limit := min(d.frame+1, d.pendingLimit())
 	for d.queue.len() > 0 {
 		r := d.queue.peek()
-		if !all && r.Frame >= limit && d.queue.len() <= d.opts.MaxHeld {
-			break
+		if !all && r.Frame >= limit {
+			if d.queue.len() <= d.opts.MaxHeld {
+				break
+			}
+			d.unordered++
 		}
 		d.queue.pop()
+		if r.Type == recConnEnd {
+			// SetLocal: what the Local counted of the connection.
+			if r.local != nil {
+				d.absorb(r.Conn, r.local)
+				r.local = nil
+			}
+			continue
+		}
 		d.emit(r)
 		if d.opts.Recycle {
 			d.recycle(r)

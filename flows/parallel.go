@@ -49,12 +49,15 @@ type Parallel struct {
 	emit    func(*Record)
 	absorb  func(conn int, v any) // SetLocal
 	maxHeld int
-	recycle bool
-	workers []*pworker
-	results []chan pround // per worker, in round order
-	owners  chan pinfo    // per round, in capture order
-	chunks  chan []byte   // DecodeChunks: buffers for chunks
-	merged  chan struct{}
+	// unordered counts the records emitted past maxHeld (Unordered),
+	// written by the merge, read once it is done.
+	unordered uint64
+	recycle   bool
+	workers   []*pworker
+	results   []chan pround // per worker, in round order
+	owners    chan pinfo    // per round, in capture order
+	chunks    chan []byte   // DecodeChunks: buffers for chunks
+	merged    chan struct{}
 
 	bal     balancer  // which worker decodes each packet
 	cur     []*pbatch // the round being filled, one batch per worker
@@ -583,6 +586,9 @@ func (p *Parallel) merge() {
 				limit = min(limit, f)
 			}
 			for q.len() > 0 && (q.peek().Frame < limit || q.len() > p.maxHeld) {
+				if q.peek().Frame >= limit {
+					p.unordered++
+				}
 				out(q.pop())
 			}
 		}
@@ -613,6 +619,11 @@ func (p *Parallel) merge() {
 		p.absorb(-1, f)
 	}
 }
+
+// Unordered returns how many records were emitted out of frame order
+// because more than Options.MaxHeld waited, as Decoder.Unordered does: the
+// same records, so the output is the same. Call it after Close.
+func (p *Parallel) Unordered() uint64 { return p.unordered }
 
 // idEntry caches a worker's connection id and the merge's number for it.
 type idEntry struct {
