@@ -39,6 +39,19 @@ func (p *Parallel) SetLocal(newLocal func() Local, absorb func(conn int, v any))
 	p.absorb = absorb
 }
 
+// SetLocal lets a single Decoder's records be taken by l as a Parallel
+// worker's are: l.Take is offered every record between packets, the
+// records it takes are not emitted (nor held, in frame order, for the
+// messages still open: under iwarpdump -q, a long message held every
+// FPDU record after its first), and what l.Flush returns for a connection
+// is handed to absorb where the connection's last record is emitted, and
+// Flush(-1) at the end of Close. The output of emit and absorb is then
+// the same as a Parallel's with SetLocal. It must be called before the
+// first packet.
+func (d *Decoder) SetLocal(l Local, absorb func(conn int, v any)) {
+	d.local, d.absorb = l, absorb
+}
+
 // takeLocal offers the records the worker queued, recs[from:], to its
 // Local, in the order they were queued, and returns recs without those the
 // Local took (recs[:from] were offered before). Records are offered only

@@ -65,7 +65,8 @@ func (e *evenTaker) Flush(conn int) any {
 // take. Records other than the taken ones come out in the order one
 // Decoder gives. Also with workers that hand their records over after
 // every record or every few (flows.SetSegRecords), on a capture of tiny
-// FPDUs among others.
+// FPDUs among others; and with a single Decoder given a Local
+// (Decoder.SetLocal).
 func TestLocalContract(t *testing.T) {
 	files, _ := filepath.Glob("../testdata/*/*.pcap")
 	var inputs []struct {
@@ -129,7 +130,7 @@ func TestLocalContract(t *testing.T) {
 		}
 		d.Close()
 
-		for _, c := range []struct{ n, seg int }{{2, 0}, {3, 0}, {2, 1}, {3, 4}} {
+		for _, c := range []struct{ n, seg int }{{1, 0}, {2, 0}, {3, 0}, {2, 1}, {3, 4}} {
 			// seg 0: the default.
 			n := c.n
 			if c.seg > 0 {
@@ -139,7 +140,7 @@ func TestLocalContract(t *testing.T) {
 			var gotOther []string
 			absorbed := map[int]bool{}
 			final := 0
-			par, err := flows.NewParallel(flows.Options{Recycle: true}, n, func(r *flows.Record) {
+			emit := func(r *flows.Record) {
 				if final != 0 {
 					t.Fatalf("%s: a record after Flush(-1)", in.name)
 				}
@@ -150,11 +151,8 @@ func TestLocalContract(t *testing.T) {
 					got[r.Conn]++
 				}
 				gotOther = append(gotOther, fmt.Sprint(r.Type, r.Frame, r.Conn))
-			})
-			if err != nil {
-				t.Fatal(err)
 			}
-			par.SetLocal(func() flows.Local { return &evenTaker{taken: map[int]int{}, tcp: map[int]bool{}} }, func(conn int, v any) {
+			absorb := func(conn int, v any) {
 				k := v.(int)
 				if conn < 0 {
 					final -= k
@@ -165,11 +163,29 @@ func TestLocalContract(t *testing.T) {
 				}
 				got[conn] += k
 				absorbed[conn] = true
-			})
-			for i := range in.pkts {
-				par.Packet(&in.pkts[i])
 			}
-			par.Close()
+			newLocal := func() flows.Local { return &evenTaker{taken: map[int]int{}, tcp: map[int]bool{}} }
+			var dec interface {
+				Packet(*capture.Packet)
+				Close()
+			}
+			if n == 1 {
+				// A single Decoder with a Local keeps the same promises.
+				d := flows.NewDecoder(flows.Options{Recycle: true}, emit)
+				d.SetLocal(newLocal(), absorb)
+				dec = d
+			} else {
+				par, err := flows.NewParallel(flows.Options{Recycle: true}, n, emit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				par.SetLocal(newLocal, absorb)
+				dec = par
+			}
+			for i := range in.pkts {
+				dec.Packet(&in.pkts[i])
+			}
+			dec.Close()
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("%s, %d workers: FPDUs per connection %v, one Decoder %v", in.name, n, got, want)
 			}

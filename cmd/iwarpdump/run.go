@@ -302,7 +302,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	} else {
-		dec = flows.NewDecoder(opts, emit)
+		d := flows.NewDecoder(opts, emit)
+		if silent && pq == nil {
+			// As the workers of -j N do (above): the FPDUs and messages
+			// the tables count are counted at once, and never wait in
+			// frame order for a message still open.
+			d.SetLocal(coll.Local(), coll.Absorb)
+		}
+		dec = d
 	}
 	var n uint64
 	// One packet variable for the whole loop, filled in place by the
@@ -350,7 +357,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		damaged = true
 	}
 	if !damaged {
+		prof.heap(stderr)
 		dec.Close()
+	}
+	if u, ok := dec.(interface{ Unordered() uint64 }); ok && u.Unordered() > 0 && !*quiet {
+		fmt.Fprintf(stderr, "iwarpdump: %d records written out of frame order: more than %d waited for messages still open, whose records come after their FPDUs\n",
+			u.Unordered(), flows.DefaultMaxHeld)
 	}
 	if pq != nil {
 		if err := pq.Close(); err != nil {
