@@ -6,6 +6,7 @@
 //	iwarpsynth -scenario rev1-crc -seed 7 -o out.pcap     # out.pcap + out.truth.jsonl
 //	iwarpsynth -scenario large -size 500M -o big.pcap     # streamed, constant memory
 //	iwarpsynth -all dir/                                  # every named scenario
+//	iwarpsynth -scenario synflood -conns 100000 -o syn.pcap  # a stress workload
 package main
 
 import (
@@ -17,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -47,6 +49,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	list := fs.Bool("list", false, "list the named scenarios")
 	size := fs.String("size", "", "target pcap size of the large scenario, e.g. 500M, 2G, 64K (implies -scenario large)")
 	all := fs.String("all", "", "write every named scenario into this directory as NAME.pcap and NAME.truth.jsonl")
+	nconns := fs.Int("conns", 0, "connections (SYNs; MiB for "+synth.StressLong+") of a stress scenario: "+strings.Join(synth.StressKinds, ", ")+" (default 10000)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: iwarpsynth -scenario NAME [-seed N] -o FILE.pcap | -size 500M -o FILE.pcap | -all DIR | -list\n")
 		fs.PrintDefaults()
@@ -66,6 +69,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%-22s %s\n", largeName, "one long connection streamed in constant memory (-size)")
 		fmt.Fprintf(stdout, "%-22s %s\n", "perf", "issue 6 workload: 8 connections, markers in half, CRC on, 0 B-256 KiB messages, MSS 1460 (-size, default 512M)")
 		fmt.Fprintf(stdout, "%-22s %s\n", "small", "small messages: 4 connections, markers in half, CRC on, Sends and Writes of 0-64 B coalesced, MSS 1460 (-size, default 512M)")
+		fmt.Fprintf(stdout, "%-22s %s\n", synth.StressSYNFlood, "stress: unanswered SYNs, each from its own endpoint (-conns)")
+		fmt.Fprintf(stdout, "%-22s %s\n", synth.StressOpen, "stress: connections all open at once, each in the middle of a 64 KiB RDMA Write at the end (-conns)")
+		fmt.Fprintf(stdout, "%-22s %s\n", synth.StressChurn, fmt.Sprintf("stress: short connections, %d open at a time, closed with FINs (-conns)", synth.StressConcurrent))
+		fmt.Fprintf(stdout, "%-22s %s\n", synth.StressResets, fmt.Sprintf("stress: short connections, %d open at a time, each reset after its messages (-conns)", synth.StressConcurrent))
+		fmt.Fprintf(stdout, "%-22s %s\n", synth.StressLong, "stress: one connection sending one RDMA Write of -conns MiB")
 		return 0
 	case *all != "":
 		if err := writeAll(*all, *seed); err != nil {
@@ -79,6 +87,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if *name == "" || *out == "" {
 		fs.Usage()
+		return 2
+	}
+	if slices.Contains(synth.StressKinds, *name) {
+		if *size != "" {
+			fmt.Fprintf(stderr, "iwarpsynth: -size does not apply to %s: give -conns\n", *name)
+			return 2
+		}
+		n := *nconns
+		if n == 0 {
+			n = 10000
+		}
+		if n < 0 || n >= 1<<28 {
+			fmt.Fprintf(stderr, "iwarpsynth: -conns: want 1 to %d\n", 1<<28-1)
+			return 2
+		}
+		if err := writeStress(ctx, *out, *name, n, *seed); err != nil {
+			fmt.Fprintf(stderr, "iwarpsynth: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	if *nconns != 0 {
+		fmt.Fprintf(stderr, "iwarpsynth: -conns applies only to the stress scenarios (%s)\n", strings.Join(synth.StressKinds, ", "))
 		return 2
 	}
 	if *name == "perf" || *name == "small" {
@@ -189,6 +220,20 @@ func writeLarge(ctx context.Context, path string, size, seed int64) (err error) 
 		}
 	}()
 	return synth.WriteLarge(ctxWriter{ctx, pf}, ctxWriter{ctx, tf}, size, seed)
+}
+
+// writeStress writes stress workload kind of n connections to path.
+func writeStress(ctx context.Context, path, kind string, n int, seed int64) (err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	return synth.WriteStress(ctxWriter{ctx, f}, kind, n, seed)
 }
 
 // parseSize reads "500M", "2G", "64K", "1048576" (binary multiples).

@@ -22,7 +22,7 @@ func TestList(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, n := range append(synth.Names(), "large") {
+	for _, n := range append(synth.Names(), append([]string{"large", "perf", "small"}, synth.StressKinds...)...) {
 		if !strings.Contains(out, n+" ") {
 			t.Errorf("-list lacks %q", n)
 		}
@@ -65,6 +65,22 @@ func TestLargeSize(t *testing.T) {
 	}
 }
 
+// TestStress: -scenario with a stress workload writes what
+// synth.WriteStress writes, -conns of them.
+func TestStress(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "syn.pcap")
+	if code, _, errs := runCLI("-scenario", "synflood", "-conns", "50", "-seed", "4", "-o", path); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var want bytes.Buffer
+	if err := synth.WriteStress(&want, synth.StressSYNFlood, 50, 4); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, want.Bytes()) {
+		t.Error("CLI output differs from synth.WriteStress")
+	}
+}
+
 func TestCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -96,6 +112,9 @@ func TestUsageErrors(t *testing.T) {
 		{"-scenario", "rev1-crc", "-size", "1M", "-o", "x.pcap"},
 		{"-bogus"},
 		{"-list", "extra"},
+		{"-scenario", "synflood", "-conns", "-1", "-o", "x.pcap"},
+		{"-scenario", "synflood", "-size", "1M", "-o", "x.pcap"},
+		{"-scenario", "rev1-crc", "-conns", "10", "-o", "x.pcap"},
 	} {
 		if code, _, _ := runCLI(args...); code != 2 {
 			t.Errorf("%q: exit %d, want 2", args, code)
