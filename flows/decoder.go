@@ -105,6 +105,7 @@ type Decoder struct {
 	scanIdle    bool   // tests: find the connection to evict by looking at every one
 	noEmbryo    bool   // tests: make a connection at its SYN (embryo.go)
 	unordered   uint64 // records emitted past Options.MaxHeld (Unordered)
+	workers     int    // the workers of its Parallel, 1 for a single Decoder (maxEmbryos)
 	// embryos are the connections that have sent a SYN and nothing else,
 	// embryoOrder[embryoHead:] them (and some made since) oldest first.
 	embryos     map[embryoKey]embryo
@@ -216,9 +217,10 @@ func endpointHash(a netip.AddrPort) uint64 {
 func NewDecoder(opts Options, emit func(*Record)) *Decoder {
 	opts.fill()
 	return &Decoder{
-		opts:  opts,
-		emit:  emit,
-		conns: make(map[connKey]*conn),
+		opts:    opts,
+		emit:    emit,
+		conns:   make(map[connKey]*conn),
+		workers: 1,
 	}
 }
 

@@ -80,7 +80,7 @@ func (d *Decoder) conceive(k connKey, p *capture.Packet) bool {
 	if d.embryos == nil {
 		d.embryos = make(map[embryoKey]embryo)
 	}
-	for len(d.embryos) >= d.opts.MaxConns {
+	for len(d.embryos) >= d.maxEmbryos() {
 		d.dropEmbryo()
 	}
 	ek := embryoKeyOf(k)
@@ -107,6 +107,17 @@ func (d *Decoder) conceive(k connKey, p *capture.Packet) bool {
 		d.embryoOrder, d.embryoHead = live, 0
 	}
 	return true
+}
+
+// maxEmbryos is how many embryos d keeps: Options.MaxConns, shared out
+// among the workers of a Parallel (whose connection tables each have
+// their own MaxConns), so that a SYN flood takes the same memory whatever
+// the number of workers. (With their own MaxConns each, 400,000 SYNs took
+// 55 MiB with one worker, 127 MiB with two.) A worker then forgets
+// embryos a single Decoder keeps only past MaxConns/N SYNs unanswered
+// at once on one worker: a flood.
+func (d *Decoder) maxEmbryos() int {
+	return max(1, d.opts.MaxConns/d.workers)
 }
 
 // dropEmbryo forgets the oldest embryo.

@@ -43,7 +43,7 @@ import (
 // counts of iwarpdump -q -z): those never reach the merge (local.go).
 //
 // Equal output holds while the connection cap is not reached: MaxConns
-// applies per worker. Options.Payload is not supported (it would be called
+// applies per worker, and to embryos MaxConns/N per worker (embryo.go). Options.Payload is not supported (it would be called
 // from several goroutines).
 type Parallel struct {
 	emit    func(*Record)
@@ -241,6 +241,7 @@ func NewParallel(opts Options, n int, emit func(*Record)) (*Parallel, error) {
 			backFree: make(chan []*Record, 4), spare: make(chan pround, 8)}
 		w.dec = NewDecoder(opts, nil)
 		w.dec.worker = true
+		w.dec.workers = n
 		for j := 0; j < 3; j++ {
 			w.free <- &pbatch{}
 		}
