@@ -93,7 +93,7 @@ type Decoder struct {
 	// are swept (sweepFinished) once the map has doubled, so that it holds
 	// the connections closed in the last minutes of the capture, not every
 	// one it had.
-	finished     map[connKey]int64
+	finished     map[flatKey]int64
 	finishedMark int // len(finished) that starts the next sweep
 	// cache remembers recently used connections by a hash of the 4-tuple
 	// (cacheIndex); an entry is checked against the packet's endpoints and
@@ -108,7 +108,7 @@ type Decoder struct {
 	workers     int    // the workers of its Parallel, 1 for a single Decoder (maxEmbryos)
 	// embryos are the connections that have sent a SYN and nothing else,
 	// embryoOrder[embryoHead:] them (and some made since) oldest first.
-	embryos     map[embryoKey]embryo
+	embryos     map[flatKey]embryo
 	embryoOrder []embryoRef
 	embryoHead  int
 	// idle orders the connections in the table by their last packet, for
@@ -269,14 +269,14 @@ func (d *Decoder) Packet(p *capture.Packet) {
 // (embryo.go).
 func (d *Decoder) open(p *capture.Packet, ci int, syn bool) *conn {
 	k := keyOf(p.Src, p.Dst)
-	if at, gone := d.finished[k]; gone {
+	if at, gone := d.finished[flatKeyOf(k)]; gone {
 		if !syn && len(p.Payload) == 0 && p.TS.UnixNano()-at <= int64(strayWindow) {
 			return nil
 		}
-		delete(d.finished, k)
+		delete(d.finished, flatKeyOf(k))
 	}
 	if len(d.embryos) > 0 {
-		if e, ok := d.embryos[embryoKeyOf(k)]; ok {
+		if e, ok := d.embryos[flatKeyOf(k)]; ok {
 			return d.born(k, e, ci)
 		}
 	}
@@ -324,12 +324,12 @@ func (d *Decoder) closed(c *conn) {
 	d.finish(c)
 	at := max(c.dirs[0].lastTS.UnixNano(), c.dirs[1].lastTS.UnixNano())
 	if d.finished == nil {
-		d.finished = make(map[connKey]int64)
+		d.finished = make(map[flatKey]int64)
 	}
 	if len(d.finished) >= d.finishedMark {
 		d.sweepFinished(at)
 	}
-	d.finished[keyOf(c.a, c.b)] = at
+	d.finished[flatKeyOf(keyOf(c.a, c.b))] = at
 	if len(d.spare) < maxSpare && !d.noSpare {
 		d.spare = append(d.spare, c)
 	}

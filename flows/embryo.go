@@ -41,25 +41,28 @@ type embryo struct {
 // embryoRef is an entry of Decoder.embryoOrder: the embryo's endpoints and
 // id (endpoints are used again).
 type embryoRef struct {
-	k  embryoKey
+	k  flatKey
 	id int
 }
 
-// embryoKey is a connKey without pointers (netip.Addr holds one), 38
-// octets against 64: the embryo table holds up to Options.MaxConns of
-// them, twice over with embryoOrder, and a table without pointers is not
-// scanned by the garbage collector. Addresses with a zone, which no
-// capture gives, make no embryo (conceive).
-type embryoKey struct {
+// flatKey is a connKey without pointers (netip.Addr holds one), 38
+// octets against 64, for the tables that hold many: embryos (up to
+// Options.MaxConns, twice over with embryoOrder) and the endpoints of
+// connections finished in the last minutes (Decoder.finished: 100,000
+// connections closed within 35 seconds, 12.7 MB with connKey). A table
+// without pointers is not scanned by the garbage collector either. It
+// leaves out an address's zone, which no capture gives: addresses with
+// one make no embryo (conceive).
+type flatKey struct {
 	lo, hi     [16]byte
 	lport      uint16
 	hport      uint16
 	loV4, hiV4 bool
 }
 
-// embryoKeyOf is k as an embryoKey.
-func embryoKeyOf(k connKey) embryoKey {
-	return embryoKey{lo: k.lo.Addr().As16(), hi: k.hi.Addr().As16(), lport: k.lo.Port(), hport: k.hi.Port(),
+// flatKeyOf is k as a flatKey.
+func flatKeyOf(k connKey) flatKey {
+	return flatKey{lo: k.lo.Addr().As16(), hi: k.hi.Addr().As16(), lport: k.lo.Port(), hport: k.hi.Port(),
 		loV4: k.lo.Addr().Is4(), hiV4: k.hi.Addr().Is4()}
 }
 
@@ -78,12 +81,12 @@ func (d *Decoder) conceive(k connKey, p *capture.Packet) bool {
 		return false
 	}
 	if d.embryos == nil {
-		d.embryos = make(map[embryoKey]embryo)
+		d.embryos = make(map[flatKey]embryo)
 	}
 	for len(d.embryos) >= d.maxEmbryos() {
 		d.dropEmbryo()
 	}
-	ek := embryoKeyOf(k)
+	ek := flatKeyOf(k)
 	e := embryo{id: d.newID(), frame: p.Frame, sec: p.TS.Unix(), nsec: int32(p.TS.Nanosecond()),
 		seq: p.Seq, ack: p.Ack, window: p.Window, flags: p.Flags, fromLo: p.Src == k.lo}
 	d.embryos[ek] = e
@@ -147,7 +150,7 @@ func (d *Decoder) endEmbryo(e embryo) {
 // born makes the connection of embryo e, on endpoints k, and gives it the
 // SYN.
 func (d *Decoder) born(k connKey, e embryo, ci int) *conn {
-	delete(d.embryos, embryoKeyOf(k))
+	delete(d.embryos, flatKeyOf(k))
 	src, dst := k.hi, k.lo
 	if e.fromLo {
 		src, dst = k.lo, k.hi
