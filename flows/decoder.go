@@ -106,6 +106,11 @@ type Decoder struct {
 	noEmbryo    bool   // tests: make a connection at its SYN (embryo.go)
 	unordered   uint64 // records emitted past Options.MaxHeld (Unordered)
 	workers     int    // the workers of its Parallel, 1 for a single Decoder (maxEmbryos)
+	// retired are the reset connections retired (settle.go) with the
+	// records they queue at Close; saving, while one retires, where
+	// push puts its records.
+	retired []retiredConn
+	saving  *[]*Record
 	// embryos are the connections that have sent a SYN and nothing else,
 	// embryoOrder[embryoHead:] them (and some made since) oldest first.
 	embryos     map[flatKey]embryo
@@ -305,6 +310,13 @@ func (d *Decoder) add(k connKey, id int, a, b netip.AddrPort, frame uint64, ts t
 // without ACK (syn) starts a new connection, and c is finished; any other
 // packet belongs to c, which it may find settled (conn.late).
 func (d *Decoder) reused(c *conn, p *capture.Packet, syn bool) bool {
+	if c.retirable(p.TS) {
+		// Its endpoints have been quiet for longer than TCP keeps a
+		// reset connection's octets in flight: a new connection
+		// (settle.go).
+		d.retire(c)
+		return true
+	}
 	if syn {
 		d.finish(c)
 		return true
@@ -374,9 +386,21 @@ func (d *Decoder) Close() {
 	// Sorted, not inserted one by one: a capture of 20,000 connections
 	// spent 0.8 s here.
 	slices.SortFunc(cs, func(a, b *conn) int { return cmp.Compare(a.id, b.id) })
+	// The connections retired (settle.go) take their turn among them, with
+	// the records they queued when they retired.
+	slices.SortFunc(d.retired, func(a, b retiredConn) int { return cmp.Compare(a.id, b.id) })
+	rs := d.retired
 	for _, c := range cs {
+		for len(rs) > 0 && rs[0].id < c.id {
+			d.unretire(rs[0])
+			rs = rs[1:]
+		}
 		d.finish(c)
 	}
+	for _, r := range rs {
+		d.unretire(r)
+	}
+	d.retired = nil
 	d.closeEmbryos()
 	d.closeExt()
 	d.release(true)
@@ -448,6 +472,11 @@ func (d *Decoder) Unordered() uint64 { return d.unordered }
 
 // push queues a record for ordered release.
 func (d *Decoder) push(r *Record) {
+	if d.saving != nil {
+		// A connection retiring: its records are queued at Close.
+		*d.saving = append(*d.saving, r)
+		return
+	}
 	d.order++
 	r.order = d.order
 	if d.worker {

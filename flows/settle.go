@@ -1,11 +1,14 @@
 package flows
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
-// A connection reset after octets stays in the table to the end of the
-// capture: the JSON Lines contract writes its summary there, and octets
-// that were in flight when it was reset (a Terminate from the other side,
-// above all) still belong to it. What it keeps for those is small, except
+// A connection reset after octets has its summary at the end of the
+// capture (the JSON Lines contract writes it there), and octets that were
+// in flight when it was reset (a Terminate from the other side, above
+// all) still belong to it, for a while (retirement, below). What it keeps for those is small, except
 // each direction's ring of the segments it sent (dirState.recent), which a
 // Terminate is matched against: 32 KiB a direction once it has sent 1,024
 // segments. A capture of connections reset one after another kept that
@@ -14,9 +17,10 @@ import "time"
 // Settling bounds that by time. A packet that comes more than
 // settleWindow after the last packet of a reset connection finds the
 // rings empty: the segments sent before are no longer matched. The rings
-// of such connections are dropped (conn.settle) once the capture has
-// moved on twice that (Decoder.settleResets), so that memory holds the
-// connections reset in the last minutes of the capture, not all of them.
+// of such connections are dropped once the capture has moved on twice
+// that (Decoder.settleResets): the connections retire, so that memory
+// holds the connections reset in the last minutes of the capture, not all
+// of them.
 // Output never depends on when a sweep ran: before the window ends the
 // rings are whole, after it a packet finds them empty either way (the
 // margin of a second window covers timestamps that step back by less
@@ -100,7 +104,7 @@ func (d *Decoder) settleResets(now time.Time) {
 		switch {
 		case gone:
 		case c.drained():
-			c.settle()
+			d.retire(c)
 		default:
 			d.resets = append(d.resets, r)
 		}
@@ -125,4 +129,54 @@ func (c *conn) drained() bool {
 		}
 	}
 	return true
+}
+
+// A settled connection still kept some 3 KB to the end of the capture
+// (its two directions, reassembly streams and message state), for its
+// summary and for octets that might still come: a capture with a reset
+// now and then grew with its length (25,000 resets over a day: 74 MB of
+// heap, 190 MB of RSS). Now a reset connection whose endpoints have been
+// quiet for more than settleWindow, and that holds no octets, is done
+// with: a packet on its endpoints after that starts a new connection,
+// whatever the packet (RFC 9293 §3.10.7.4: a reset connection has no
+// state to send from; TIME-WAIT ends after two MSL). So its summary can
+// no longer change: it retires, keeping only the records it queues at the
+// end of the capture (its conn record, with the findings and records the
+// end would flush), which Close queues at the connection's turn among
+// the others, in order of id, as it finished it before. The output is
+// the same whenever the retirement came: at a sweep (settleResets, once
+// the capture has moved on twice settleWindow), or at a packet on its
+// endpoints (reused).
+
+// retiredConn is a retired connection: its id and the records it queues
+// at Close.
+type retiredConn struct {
+	id   int
+	recs []*Record
+}
+
+// retirable reports whether a packet at ts on c's endpoints finds it done
+// with: reset, holding no octets, and quiet for more than settleWindow.
+func (c *conn) retirable(ts time.Time) bool {
+	return c.rstSeen && !c.summarised && !c.d.noSettle && ts.Sub(c.lastTime()) > settleWindow && c.drained()
+}
+
+// retire finishes c, keeping the records it queues for Close.
+func (d *Decoder) retire(c *conn) {
+	var recs []*Record
+	d.saving = &recs
+	d.finish(c)
+	d.saving = nil
+	d.retired = append(d.retired, retiredConn{c.id, slices.Clip(recs)})
+	// The idle heap may point at c until it next drops the entries of
+	// finished connections (idle.go): what c holds goes now.
+	c.dirs = [2]*direction{}
+	c.req, c.rep, c.findingsByCode, c.reads = nil, nil, nil, readQueue{}
+}
+
+// unretire queues the records of a retired connection, at Close.
+func (d *Decoder) unretire(r retiredConn) {
+	for _, rec := range r.recs {
+		d.push(rec)
+	}
 }
