@@ -10,6 +10,7 @@
 #   synflood  N SYNs, none answered (a port scan, a SYN flood)
 #   churn     N short connections, 64 open at a time, closed with FINs
 #   resets    the same, each reset after its messages
+#   resets-slow  the same with frames 100 ms apart (N = 25,000: a day)
 #   longmsg   one connection sending one RDMA Write of N MiB
 #   open      N connections open at once, each in the middle of a Write
 # For all but open, the two sizes should take about the same memory; open
@@ -24,10 +25,10 @@ CGO_ENABLED=0 go build -o "$dir/iwarpdump" ./cmd/iwarpdump
 CGO_ENABLED=0 go build -o "$dir/iwarpsynth" ./cmd/iwarpsynth
 
 # kind and its smaller N.
-cases="synflood:100000 churn:25000 resets:25000 longmsg:32 open:500"
+cases="synflood:100000 churn:25000 resets:25000 resets-slow:25000 longmsg:32 open:500"
 modes=("-q -z conn" "-T jsonl" "-j 2 -q -z conn" "-j 2 -T jsonl")
 
-printf '%-9s %9s %10s' workload N "file MB"
+printf '%-11s %9s %10s' workload N "file MB"
 for m in "${modes[@]}"; do printf ' %16s' "$m"; done
 printf '   (peak RSS, MiB)\n'
 for c in $cases; do
@@ -36,7 +37,7 @@ for c in $cases; do
 	for n in $base $((4 * base)); do
 		f="$dir/stress-$kind-$n.pcap"
 		[ -s "$f" ] || "$dir/iwarpsynth" -scenario "$kind" -conns "$n" -seed 1 -o "$f"
-		printf '%-9s %9d %10.1f' "$kind" "$n" "$(awk -v b="$(stat -c %s "$f")" 'BEGIN{print b/1e6}')"
+		printf '%-11s %9d %10.1f' "$kind" "$n" "$(awk -v b="$(stat -c %s "$f")" 'BEGIN{print b/1e6}')"
 		for m in "${modes[@]}"; do
 			# shellcheck disable=SC2086 # the mode is several arguments
 			/usr/bin/time -f '%M' -o "$dir/memory.time" "$dir/iwarpdump" -r "$f" $m > /dev/null 2> "$dir/memory.err" ||

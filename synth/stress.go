@@ -27,19 +27,24 @@ import (
 //   - StressChurn: n short connections, StressConcurrent open at a time,
 //     each with a few messages, closed with FINs.
 //   - StressResets: the same, each reset (RST) after its messages.
+//   - StressResetsSlow: the same with frames 100 ms apart rather than
+//     10 µs: the resets of a day (25,000 connections) rather than of
+//     9 seconds, so that most connections are reset minutes before the
+//     capture ends.
 //   - StressLong: one connection sending one RDMA Write of n MiB (a
 //     message whose record, about its first frame, comes only when it
 //     completes).
 const (
-	StressSYNFlood = "synflood"
-	StressOpen     = "open"
-	StressChurn    = "churn"
-	StressResets   = "resets"
-	StressLong     = "longmsg"
+	StressSYNFlood   = "synflood"
+	StressOpen       = "open"
+	StressChurn      = "churn"
+	StressResets     = "resets"
+	StressResetsSlow = "resets-slow"
+	StressLong       = "longmsg"
 )
 
 // StressKinds lists the stress workloads.
-var StressKinds = []string{StressSYNFlood, StressOpen, StressChurn, StressResets, StressLong}
+var StressKinds = []string{StressSYNFlood, StressOpen, StressChurn, StressResets, StressResetsSlow, StressLong}
 
 // StressConcurrent is how many connections StressChurn and StressResets
 // keep open at a time.
@@ -48,8 +53,12 @@ const StressConcurrent = 64
 // ErrStressKind: WriteStress was given an unknown workload.
 var ErrStressKind = errors.New("synth: unknown stress workload")
 
-// stressFrameGap is the time between two frames of a stress capture.
-const stressFrameGap = 10 * time.Microsecond
+// stressFrameGap is the time between two frames of a stress capture;
+// stressSlowGap, of StressResetsSlow.
+const (
+	stressFrameGap = 10 * time.Microsecond
+	stressSlowGap  = 100 * time.Millisecond
+)
 
 // stressConn is connection i of a stress workload: the performance
 // workload's connection i (MPA rev 2, CRC on, markers both ways on odd
@@ -76,6 +85,7 @@ type stressWriter struct {
 	t     time.Time
 	ipid  uint16
 	frame uint64
+	gap   time.Duration // between two frames
 }
 
 func newStressWriter(w io.Writer) (*stressWriter, error) {
@@ -84,7 +94,7 @@ func newStressWriter(w io.Writer) (*stressWriter, error) {
 	if err := pw.WriteFileHeader(defaultSnaplen, LinkEthernet.linkType()); err != nil {
 		return nil, err
 	}
-	return &stressWriter{bw: bw, pw: pw, fb: newFrameBuilder(LinkEthernet), t: defaultStart}, nil
+	return &stressWriter{bw: bw, pw: pw, fb: newFrameBuilder(LinkEthernet), t: defaultStart, gap: stressFrameGap}, nil
 }
 
 // put writes segment s of connection c (window win).
@@ -100,7 +110,7 @@ func (sw *stressWriter) put(c *Conn, s *segment, win uint16) error {
 	if err != nil {
 		return err
 	}
-	sw.t = sw.t.Add(stressFrameGap)
+	sw.t = sw.t.Add(sw.gap)
 	return sw.pw.WritePacket(gopacket.CaptureInfo{Timestamp: sw.t, CaptureLength: len(data), Length: len(data)}, data)
 }
 
@@ -135,6 +145,9 @@ func WriteStress(w io.Writer, kind string, n int, seed int64) error {
 		err = sw.open(n, seed)
 	case StressChurn, StressResets:
 		err = sw.churn(n, seed, kind == StressResets)
+	case StressResetsSlow:
+		sw.gap = stressSlowGap
+		err = sw.churn(n, seed, true)
 	case StressLong:
 		err = sw.long(n, seed)
 	default:

@@ -106,13 +106,13 @@ func TestStress(t *testing.T) {
 					t.Fatalf("open: %s carried %d octets, want about 32 KiB", ep, d)
 				}
 			}
-		case StressChurn, StressResets:
+		case StressChurn, StressResets, StressResetsSlow:
 			if f.synAck != n {
 				t.Fatalf("%s: %d SYN-ACKs", kind, f.synAck)
 			}
 			for ep := range f.syn {
 				fin, rst := f.fin[ep], f.rst[ep]
-				if kind == StressChurn && (fin != 2 || rst != 0) || kind == StressResets && (fin != 0 || rst != 1) {
+				if kind == StressChurn && (fin != 2 || rst != 0) || kind != StressChurn && (fin != 0 || rst != 1) {
 					t.Fatalf("%s: %s has %d FINs and %d RSTs", kind, ep, fin, rst)
 				}
 				if f.data[ep] < 200 {

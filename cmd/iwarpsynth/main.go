@@ -73,6 +73,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%-22s %s\n", synth.StressOpen, "stress: connections all open at once, each in the middle of a 64 KiB RDMA Write at the end (-conns)")
 		fmt.Fprintf(stdout, "%-22s %s\n", synth.StressChurn, fmt.Sprintf("stress: short connections, %d open at a time, closed with FINs (-conns)", synth.StressConcurrent))
 		fmt.Fprintf(stdout, "%-22s %s\n", synth.StressResets, fmt.Sprintf("stress: short connections, %d open at a time, each reset after its messages (-conns)", synth.StressConcurrent))
+		fmt.Fprintf(stdout, "%-22s %s\n", synth.StressResetsSlow, "stress: the same with frames 100 ms apart (25,000 resets over a day) (-conns)")
 		fmt.Fprintf(stdout, "%-22s %s\n", synth.StressLong, "stress: one connection sending one RDMA Write of -conns MiB")
 		return 0
 	case *all != "":
