@@ -64,7 +64,10 @@ func (d *Decoder) takeLocal(recs []*Record, from int) []*Record {
 		switch r.Type {
 		case recNewID:
 		case recConnEnd:
-			r.local = d.local.Flush(r.Conn)
+			if !r.flushed {
+				// Once: a retired connection's comes again at Close.
+				r.local, r.flushed = d.local.Flush(r.Conn), true
+			}
 		case RecFPDU:
 			if d.local.Take(r) {
 				if d.opts.Recycle {

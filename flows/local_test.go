@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/iwarpkit/iwarpkit/capture"
 	"github.com/iwarpkit/iwarpkit/flows"
@@ -102,7 +103,10 @@ func TestLocalContract(t *testing.T) {
 	}{"all captures in a row", mixed}, struct {
 		name string
 		pkts []capture.Packet
-	}{"tiny sends", testutil.ReadPackets(tinySends(t, 2, 3000))})
+	}{"tiny sends", testutil.ReadPackets(tinySends(t, 2, 3000))}, struct {
+		name string
+		pkts []capture.Packet
+	}{"connections reset 10 s apart, which retire", packetsOf(t, resetAfterSends(t, 60, 30, 10*time.Second))})
 
 	def := flows.SegRecords()
 	defer flows.SetSegRecords(def)

@@ -115,8 +115,10 @@ type Record struct {
 
 	order uint64  // tie-breaker for deterministic output order
 	box   boxKind // what holds the record, for Options.Recycle
-	pkt   uint32  // Parallel: index in its worker's batch of the packet that queued it
-	local any     // Parallel: what the worker's Local flushed for the connection (recConnEnd)
+	// flushed: recConnEnd's Local was flushed (takeLocal)
+	flushed bool
+	pkt     uint32 // Parallel: index in its worker's batch of the packet that queued it
+	local   any    // Parallel: what the worker's Local flushed for the connection (recConnEnd)
 }
 
 // MPARecord is an MPA Request or Reply frame (RFC 5044 §7.1).

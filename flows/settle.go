@@ -149,10 +149,15 @@ func (c *conn) drained() bool {
 // endpoints (reused).
 
 // retiredConn is a retired connection: its id and the records it queues
-// at Close.
+// at Close. Its last, the internal recConnEnd of a Parallel's worker or of
+// a Decoder with a Local, is kept as what it carries (end, local): a
+// record takes some 200 octets.
 type retiredConn struct {
-	id   int
-	recs []*Record
+	id     int
+	recs   []*Record
+	hasEnd bool
+	end    uint64 // recConnEnd's frame
+	local  any
 }
 
 // retirable reports whether a packet at ts on c's endpoints finds it done
@@ -167,7 +172,20 @@ func (d *Decoder) retire(c *conn) {
 	d.saving = &recs
 	d.finish(c)
 	d.saving = nil
-	d.retired = append(d.retired, retiredConn{c.id, slices.Clip(recs)})
+	if d.local != nil {
+		// The Local takes what it may now, and flushes the connection
+		// (the recConnEnd record keeps what it gives, for Close): it
+		// counts nothing of the connection after this.
+		recs = d.takeLocal(recs, 0)
+	}
+	rc := retiredConn{id: c.id}
+	if n := len(recs); n > 0 && recs[n-1].Type == recConnEnd {
+		rc.hasEnd, rc.end, rc.local = true, recs[n-1].Frame, recs[n-1].local
+		recs[n-1] = nil
+		recs = recs[:n-1]
+	}
+	rc.recs = slices.Clip(recs)
+	d.retired = append(d.retired, rc)
 	// The idle heap may point at c until it next drops the entries of
 	// finished connections (idle.go): what c holds goes now.
 	c.dirs = [2]*direction{}
@@ -178,5 +196,10 @@ func (d *Decoder) retire(c *conn) {
 func (d *Decoder) unretire(r retiredConn) {
 	for _, rec := range r.recs {
 		d.push(rec)
+	}
+	if r.hasEnd {
+		e := mkRecord(recConnEnd, r.end, time.Time{})
+		e.Conn, e.local, e.flushed = r.id, r.local, d.local != nil
+		d.push(e)
 	}
 }

@@ -496,7 +496,7 @@ func (t *opTally) pack(pool *opPool) {
 		}
 	}
 	t.cells = cells
-	if len(*pool) < maxOpPool {
+	if pool != nil && len(*pool) < maxOpPool {
 		*h = opHist{}
 		*pool = append(*pool, h)
 	}
@@ -548,10 +548,22 @@ func (c *Collector) fpdu(r *flows.Record, cs *connStats, w wall, slow bool) {
 	cs.octets += n
 	h := cs.ops.open
 	if h == nil {
-		h = cs.ops.counting(&c.opPool)
+		if c.shared != nil {
+			// Partials count most of a connection's FPDUs (Local): the
+			// few left to the Collector go into packed cells, rather
+			// than a dense histogram kept to the connection's conn
+			// record (the end of the capture for one reset).
+			cs.ops.packed = true
+			cs.ops.add(dir, op, opCount{1, pl}, nil)
+			h = nil
+		} else {
+			h = cs.ops.counting(&c.opPool)
+		}
 	}
-	h[dir][op].n++
-	h[dir][op].octets += pl
+	if h != nil {
+		h[dir][op].n++
+		h[dir][op].octets += pl
+	}
 	if bad {
 		cs.crcErrors++
 	}

@@ -192,6 +192,9 @@ func (p *Partial) Flush(conn int) any {
 	if pc == nil || pc.taken.records == 0 {
 		return nil
 	}
+	// Only the cells in use: what is flushed may wait for the end of the
+	// capture (a reset connection that retired, flows/settle.go).
+	pc.taken.ops.pack(nil)
 	return &pc.taken
 }
 
