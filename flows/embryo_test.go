@@ -37,22 +37,7 @@ func TestEmbryo(t *testing.T) {
 	sameLines(t, "port scan, table of 1,000", jsonlWith(scan, opts, flows.NewDecoder, true), want)
 
 	heap := func(n int, newDec func(flows.Options, func(*flows.Record)) *flows.Decoder) int64 {
-		d := newDec(flows.Options{}, func(r *flows.Record) { t.Errorf("record %v for an unanswered SYN", r.Type) })
-		var ms runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&ms)
-		before := ms.HeapAlloc
-		dst := netip.MustParseAddrPort("10.99.0.1:7174")
-		for i := range n {
-			p := capture.Packet{Frame: uint64(i + 1), Kind: capture.KindTCP, Flags: capture.FlagSYN, Seq: uint32(i),
-				Src: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 98, byte(i >> 8), byte(i)}), uint16(1024+i))}
-			p.Dst = dst
-			d.Packet(&p)
-		}
-		runtime.GC()
-		runtime.ReadMemStats(&ms)
-		d.Close()
-		return int64(ms.HeapAlloc) - int64(before)
+		return synFloodHeap(t, n, flows.Options{}, newDec)
 	}
 	per := (heap(10000, flows.NewDecoder) - heap(2000, flows.NewDecoder)) / 8000
 	ref := (heap(10000, flows.NewDecoderNoEmbryo) - heap(2000, flows.NewDecoderNoEmbryo)) / 8000
@@ -67,27 +52,31 @@ func TestEmbryo(t *testing.T) {
 // once kept the entries of those forgotten: 1,000,000 SYNs through a table
 // of 1,000 held 78 MB.
 func TestEmbryoChurn(t *testing.T) {
-	heap := func(n int) int64 {
-		d := flows.NewDecoder(flows.Options{MaxConns: 1000}, func(r *flows.Record) { t.Errorf("record %v for an unanswered SYN", r.Type) })
-		var ms runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&ms)
-		before := ms.HeapAlloc
-		dst := netip.MustParseAddrPort("10.99.0.1:7174")
-		for i := range n {
-			p := capture.Packet{Frame: uint64(i + 1), Kind: capture.KindTCP, Flags: capture.FlagSYN, Seq: uint32(i),
-				Src: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}), uint16(1024+i))}
-			p.Dst = dst
-			d.Packet(&p)
-		}
-		runtime.GC()
-		runtime.ReadMemStats(&ms)
-		d.Close()
-		return int64(ms.HeapAlloc) - int64(before)
-	}
+	heap := func(n int) int64 { return synFloodHeap(t, n, flows.Options{MaxConns: 1000}, flows.NewDecoder) }
 	small, large := heap(20000), heap(200000)
 	t.Logf("heap after 20,000 SYNs through a table of 1,000: %d KiB; after 200,000: %d KiB", small>>10, large>>10)
 	if large-small > 512<<10 {
 		t.Errorf("200,000 SYNs hold %d KiB more than 20,000", (large-small)>>10)
 	}
+}
+
+// synFloodHeap feeds n SYNs, each from its own endpoint, to a Decoder
+// newDec makes with opts, and returns the heap they hold (before Close).
+func synFloodHeap(t *testing.T, n int, opts flows.Options, newDec func(flows.Options, func(*flows.Record)) *flows.Decoder) int64 {
+	d := newDec(opts, func(r *flows.Record) { t.Errorf("record %v for an unanswered SYN", r.Type) })
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	before := ms.HeapAlloc
+	dst := netip.MustParseAddrPort("10.99.0.1:7174")
+	for i := range n {
+		p := capture.Packet{Frame: uint64(i + 1), Kind: capture.KindTCP, Flags: capture.FlagSYN, Seq: uint32(i),
+			Src: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}), uint16(1024+i))}
+		p.Dst = dst
+		d.Packet(&p)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	d.Close()
+	return int64(ms.HeapAlloc) - int64(before)
 }

@@ -114,6 +114,21 @@ func (sw *stressWriter) put(c *Conn, s *segment, win uint16) error {
 	return sw.pw.WritePacket(gopacket.CaptureInfo{Timestamp: sw.t, CaptureLength: len(data), Length: len(data)}, data)
 }
 
+// startConn makes connection i's generator and its handshake and MPA
+// exchange.
+func startConn(c *Conn, i int, seed int64) (*connGen, error) {
+	g, err := newConnGen(c, i, seed)
+	if err != nil {
+		return nil, err
+	}
+	g.handshake()
+	if err := g.mpaFrames(); err != nil {
+		return nil, err
+	}
+	g.setOrigins()
+	return g, nil
+}
+
 // drain writes the segments g has made so far, and forgets them.
 func (sw *stressWriter) drain(g *connGen) error {
 	for _, s := range g.segs {
@@ -180,15 +195,10 @@ func (sw *stressWriter) open(n int, seed int64) error {
 	gens := make([]*connGen, n)
 	for i := range conns {
 		conns[i] = stressConn(i)
-		g, err := newConnGen(&conns[i], i, seed)
+		g, err := startConn(&conns[i], i, seed)
 		if err != nil {
 			return err
 		}
-		g.handshake()
-		if err := g.mpaFrames(); err != nil {
-			return err
-		}
-		g.setOrigins()
 		if err := sw.drain(g); err != nil {
 			return err
 		}
@@ -245,17 +255,12 @@ func (sw *stressWriter) churn(n int, seed int64, reset bool) error {
 		if reset {
 			l.c.Close = Close{Kind: CloseRST, By: I2R}
 		}
-		g, err := newConnGen(&l.c, next, seed)
+		g, err := startConn(&l.c, next, seed)
 		if err != nil {
 			return err
 		}
 		l.g = g
 		next++
-		g.handshake()
-		if err := g.mpaFrames(); err != nil {
-			return err
-		}
-		g.setOrigins()
 		slots[k] = l
 		return sw.drain(g)
 	}
@@ -300,15 +305,10 @@ func (sw *stressWriter) churn(n int, seed int64, reset bool) error {
 // long writes one connection sending an RDMA Write of n MiB, then closing.
 func (sw *stressWriter) long(n int, seed int64) error {
 	c := stressConn(0)
-	g, err := newConnGen(&c, 0, seed)
+	g, err := startConn(&c, 0, seed)
 	if err != nil {
 		return err
 	}
-	g.handshake()
-	if err := g.mpaFrames(); err != nil {
-		return err
-	}
-	g.setOrigins()
 	if err := g.op(&Op{Dir: I2R, Kind: Write, Size: n << 20, STag: 1}); err != nil {
 		return err
 	}
