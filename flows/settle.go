@@ -8,24 +8,25 @@ import (
 // A connection reset after octets has its summary at the end of the
 // capture (the JSON Lines contract writes it there), and octets that were
 // in flight when it was reset (a Terminate from the other side, above
-// all) still belong to it, for a while (retirement, below). What it keeps for those is small, except
-// each direction's ring of the segments it sent (dirState.recent), which a
-// Terminate is matched against: 32 KiB a direction once it has sent 1,024
-// segments. A capture of connections reset one after another kept that
-// for every one of them, so its memory grew with the capture.
+// all) still belong to it for a while. What it keeps for those is small,
+// except each direction's ring of the segments it sent (dirState.recent),
+// which a Terminate is matched against: 32 KiB a direction once it has
+// sent 1,024 segments. A capture of connections reset one after another
+// kept that for every one of them, so its memory grew with the capture.
 //
 // Settling bounds that by time. A packet that comes more than
-// settleWindow after the last packet of a reset connection finds the
-// rings empty: the segments sent before are no longer matched. The rings
-// of such connections are dropped once the capture has moved on twice
-// that (Decoder.settleResets): the connections retire, so that memory
-// holds the connections reset in the last minutes of the capture, not all
-// of them.
+// settleWindow after the last packet of a reset connection that holds no
+// octets starts a new connection (retirement, below); one that holds
+// octets keeps it, but finds its rings empty (conn.late). Once the
+// capture has moved on twice that (Decoder.settleResets), a connection
+// that holds no octets retires, so that memory holds the connections
+// reset in the last minutes of the capture, not all of them.
 // Output never depends on when a sweep ran: before the window ends the
-// rings are whole, after it a packet finds them empty either way (the
-// margin of a second window covers timestamps that step back by less
-// than one, as sweepFinished's does). Every worker of a Parallel sweeps
-// at its own packets and still prints what one Decoder prints.
+// connection is whole, after it a packet finds it retired or its rings
+// empty either way (the margin of a second window covers timestamps that
+// step back by less than one, as sweepFinished's does). Every worker of a
+// Parallel sweeps at its own packets and still prints what one Decoder
+// prints.
 
 // settleWindow is how long after a reset connection's last packet a
 // Terminate is still matched against the segments sent before it: one
