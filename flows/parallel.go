@@ -43,8 +43,9 @@ import (
 // counts of iwarpdump -q -z): those never reach the merge (local.go).
 //
 // Equal output holds while the connection cap is not reached: MaxConns
-// applies per worker, and to embryos MaxConns/N per worker (embryo.go). Options.Payload is not supported (it would be called
-// from several goroutines).
+// applies per worker, and to embryos MaxConns/N per worker (embryo.go).
+// Options.Payload is not supported (it would be called from several
+// goroutines).
 type Parallel struct {
 	emit    func(*Record)
 	absorb  func(conn int, v any) // SetLocal
