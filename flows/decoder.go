@@ -25,6 +25,11 @@ type Options struct {
 	// MaxConns caps the connection table; the connection idle the longest
 	// is evicted (with a finding) when a new one would exceed it. Default 65536.
 	MaxConns int
+	// MaxResets caps the connections reset after octets that are kept
+	// whole for octets still in flight (a Terminate, above all): past it
+	// the one reset the longest ago retires at once, as it would some
+	// minutes later (settle.go). Default DefaultMaxResets.
+	MaxResets int
 	// MaxHeld caps the records held for ordering: records are emitted in
 	// frame order, so a record waits while any connection may still emit
 	// one about an earlier frame, such as the record of a message still
@@ -64,9 +69,21 @@ type Options struct {
 // until it completed, 105 MiB of RSS.)
 const DefaultMaxHeld = 16384
 
+// DefaultMaxResets is Options.MaxResets's default: 4,096 connections,
+// some 15 MB (a connection reset after a few messages takes some 3.5 KB
+// until it retires). A storm of resets, connections reset faster than
+// some 30 a second for the minutes a reset connection is kept whole,
+// then retires the oldest at once. (Without it, 25,000 connections reset
+// within 7 s took 218 MiB of RSS, and 100,000 filled the connection
+// table, which evicted 34,464 of them, each with a finding.)
+const DefaultMaxResets = 4096
+
 func (o *Options) fill() {
 	if o.MaxConns <= 0 {
 		o.MaxConns = 65536
+	}
+	if o.MaxResets <= 0 {
+		o.MaxResets = DefaultMaxResets
 	}
 	if o.MaxHeld <= 0 {
 		o.MaxHeld = DefaultMaxHeld
@@ -443,6 +460,13 @@ func (d *Decoder) evictIdle() {
 		victim = d.idlest()
 	}
 	if victim == nil {
+		return
+	}
+	if victim.rstSeen && !d.noSettle {
+		// Reset already: it retires before its time (settle.go), its
+		// summary still at the end of the capture, as when
+		// Options.MaxResets is reached.
+		d.retire(victim)
 		return
 	}
 	victim.finding(nil, dissect.SeverityWarning, "cap.conn_evicted",

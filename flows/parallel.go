@@ -42,8 +42,9 @@ import (
 // which may consume FPDU records whose order does not matter to it (the
 // counts of iwarpdump -q -z): those never reach the merge (local.go).
 //
-// Equal output holds while the connection cap is not reached: MaxConns
-// applies per worker, and to embryos MaxConns/N per worker (embryo.go).
+// Equal output holds while the connection caps are not reached: MaxConns
+// applies per worker, to embryos MaxConns/N per worker (embryo.go), and
+// MaxResets/N per worker (settle.go).
 // Options.Payload is not supported (it would be called from several
 // goroutines).
 type Parallel struct {

@@ -71,7 +71,10 @@ func (c *conn) settle() {
 }
 
 // noteReset lists c, reset after octets and so kept to the end of the
-// capture, to be settled; now is the time of its packet.
+// capture, to be settled; now is the time of its packet. Past
+// Options.MaxResets listed (shared out among the workers of a Parallel,
+// as maxEmbryos shares MaxConns), the one listed the longest ago retires
+// at once (retireOldest).
 func (d *Decoder) noteReset(c *conn, now time.Time) {
 	c.listed = true
 	if d.noSettle {
@@ -79,6 +82,9 @@ func (d *Decoder) noteReset(c *conn, now time.Time) {
 	}
 	d.resets = append(d.resets, resetRef{c, c.id})
 	d.settleResets(now)
+	for len(d.resets)-d.resetHead > max(1, d.opts.MaxResets/d.workers) {
+		d.retireOldest()
+	}
 }
 
 // settleResets looks at the first two connections listed: one finished
@@ -96,12 +102,11 @@ func (d *Decoder) settleResets(now time.Time) {
 		}
 		r := d.resets[d.resetHead]
 		c := r.c
-		gone := c.id != r.id || c.summarised || !c.listed
+		gone := r.gone()
 		if !gone && now.Sub(c.lastTime()) <= 2*settleWindow {
 			break
 		}
-		d.resets[d.resetHead] = resetRef{}
-		d.resetHead++
+		d.popReset()
 		switch {
 		case gone:
 		case c.drained():
@@ -110,10 +115,35 @@ func (d *Decoder) settleResets(now time.Time) {
 			d.resets = append(d.resets, r)
 		}
 	}
+}
+
+// gone reports whether the entry's connection was finished or settled
+// since it was listed.
+func (r resetRef) gone() bool { return r.c.id != r.id || r.c.summarised || !r.c.listed }
+
+// popReset drops the first entry of the list.
+func (d *Decoder) popReset() {
+	d.resets[d.resetHead] = resetRef{}
+	d.resetHead++
 	if d.resetHead >= minResetShift && d.resetHead >= len(d.resets)/2 {
 		n := copy(d.resets, d.resets[d.resetHead:])
 		clear(d.resets[n:])
 		d.resets, d.resetHead = d.resets[:n], 0
+	}
+}
+
+// retireOldest retires the connection listed the longest ago, before its
+// time: a packet on its endpoints now starts a new connection, and octets
+// it holds are framed now rather than at the end of the capture. That
+// differs from what a capture with fewer resets prints only if a packet
+// comes there within minutes of the reset, which with a storm of resets
+// this size is the lesser loss: each connection kept whole takes some
+// 3.5 KB, and a storm is some thousands a second.
+func (d *Decoder) retireOldest() {
+	r := d.resets[d.resetHead]
+	d.popReset()
+	if !r.gone() {
+		d.retire(r.c)
 	}
 }
 

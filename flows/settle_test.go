@@ -13,6 +13,7 @@ import (
 	"github.com/iwarpkit/iwarpkit/dissect/ddp"
 	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
 	"github.com/iwarpkit/iwarpkit/flows"
+	"github.com/iwarpkit/iwarpkit/format"
 	"github.com/iwarpkit/iwarpkit/synth"
 )
 
@@ -208,5 +209,64 @@ func TestLateTerminate(t *testing.T) {
 			}
 			checkSame(t, fmt.Sprintf("late Terminate, %s", tc.name), slices.Clone(seq))
 		})
+	}
+}
+
+// TestResetStorm: connections reset faster than Options.MaxResets can
+// keep whole for minutes retire at once, the one reset the longest ago
+// first, and a full connection table retires a reset connection rather
+// than evict it with a cap.conn_evicted finding: with no packet after
+// the resets, the output is what a Decoder that keeps every one whole in
+// a table that never fills prints (each connection's summary at the end,
+// in order of id), with 1 to 3 workers too, and the heap holds MaxResets
+// whole connections rather than all of them.
+func TestResetStorm(t *testing.T) {
+	const n = 300
+	data := resetAfterSends(t, n, 20, 10*time.Millisecond)
+	pkts := packetsOf(t, data)
+	want := jsonlWith(pkts, flows.Options{MaxConns: 1 << 20}, flows.NewDecoderNoSettle, true)
+	// The generator's truth: n connections, each reset after its Sends.
+	if got := bytes.Count(want, []byte(`"type":"conn"`)); got != n {
+		t.Fatalf("reference: %d conn records, want %d", got, n)
+	}
+	if got := bytes.Count(want, []byte(`"state":"reset"`)); got != n {
+		t.Fatalf("reference: %d connections reset, want %d", got, n)
+	}
+	for _, o := range []flows.Options{{MaxResets: 8}, {MaxConns: 32}, {MaxResets: 1, MaxConns: 16}} {
+		name := fmt.Sprintf("MaxResets %d, MaxConns %d", o.MaxResets, o.MaxConns)
+		sameLines(t, name, jsonlWith(pkts, o, flows.NewDecoder, true), want)
+		for workers := 1; workers <= 3; workers++ {
+			var out []byte
+			o.Recycle = true
+			p, err := flows.NewParallel(o, workers, func(r *flows.Record) {
+				out = format.AppendJSON(out, format.Fields(r))
+				if r.FPDU != nil {
+					out = fmt.Appendf(out, " preview %x", r.FPDU.Preview)
+				}
+				out = append(out, '\n')
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range pkts {
+				p.Packet(&pkts[i])
+			}
+			p.Close()
+			sameLines(t, fmt.Sprintf("%s, %d workers", name, workers), out, want)
+		}
+	}
+
+	capped := func(o flows.Options, emit func(*flows.Record)) *flows.Decoder {
+		o.MaxResets = 16
+		return flows.NewDecoder(o, emit)
+	}
+	small := resetAfterSends(t, 100, 20, 10*time.Millisecond)
+	per := func(newDec func(flows.Options, func(*flows.Record)) *flows.Decoder) int64 {
+		return (int64(heapWith(t, data, newDec)) - int64(heapWith(t, small, newDec))) / (n - 100)
+	}
+	storm, whole := per(capped), per(flows.NewDecoder)
+	t.Logf("heap per connection of a storm of resets: %d octets with MaxResets 16, %d with all %d kept whole", storm, whole, n)
+	if storm > whole/2 {
+		t.Errorf("MaxResets 16: %d octets of heap per reset connection, want at most half of the %d with all kept whole", storm, whole)
 	}
 }
