@@ -127,6 +127,7 @@ type Decoder struct {
 	// records they queue at Close; saving, while one retires, where
 	// push puts its records.
 	retired []retiredConn
+	packs   []byte // their conn records, packed (retired.go)
 	saving  *[]*Record
 	// embryos are the connections that have sent a SYN and nothing else,
 	// embryoOrder[embryoHead:] them (and some made since) oldest first.
@@ -417,7 +418,7 @@ func (d *Decoder) Close() {
 	for _, r := range rs {
 		d.unretire(r)
 	}
-	d.retired = nil
+	d.retired, d.packs = nil, nil
 	d.closeEmbryos()
 	d.closeExt()
 	d.release(true)
@@ -550,6 +551,9 @@ func (d *Decoder) release(all bool) {
 				r.local = nil
 			}
 			continue
+		}
+		if r.Type == recPacked {
+			r = r.unpacked(r.Conn)
 		}
 		d.emit(r)
 		if d.opts.Recycle {

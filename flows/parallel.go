@@ -513,6 +513,9 @@ func (p *Parallel) merge() {
 		if g, ok := lookup(k); ok {
 			r.Conn = g
 		}
+		if r.Type == recPacked {
+			r = r.unpacked(r.Conn)
+		}
 		p.emit(r)
 		if r.box != boxNone && p.recycle {
 			w := k[0]

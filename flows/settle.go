@@ -1,6 +1,7 @@
 package flows
 
 import (
+	"math"
 	"slices"
 	"time"
 )
@@ -180,12 +181,14 @@ func (c *conn) drained() bool {
 // endpoints (reused).
 
 // retiredConn is a retired connection: its id and the records it queues
-// at Close. Its last, the internal recConnEnd of a Parallel's worker or of
-// a Decoder with a Local, is kept as what it carries (end, local): a
-// record takes some 200 octets.
+// at Close. Its conn record is packed into Decoder.packs[at:at+n] when
+// n > 0 (retired.go). Its last, the internal recConnEnd of a Parallel's
+// worker or of a Decoder with a Local, is kept as what it carries (end,
+// local): a record takes some 200 octets.
 type retiredConn struct {
 	id     int
 	recs   []*Record
+	at, n  uint32
 	hasEnd bool
 	end    uint64 // recConnEnd's frame
 	local  any
@@ -215,7 +218,16 @@ func (d *Decoder) retire(c *conn) {
 		recs[n-1] = nil
 		recs = recs[:n-1]
 	}
-	rc.recs = slices.Clip(recs)
+	if n := len(recs); n > 0 && packable(recs[n-1]) && len(d.packs) < math.MaxUint32/2 {
+		at := len(d.packs)
+		d.packs = packConn(d.packs, recs[n-1])
+		rc.at, rc.n = uint32(at), uint32(len(d.packs)-at)
+		recs[n-1] = nil
+		recs = recs[:n-1]
+	}
+	if len(recs) > 0 {
+		rc.recs = slices.Clip(recs)
+	}
 	d.retired = append(d.retired, rc)
 	// The idle heap may point at c until it next drops the entries of
 	// finished connections (idle.go): what c holds goes now.
@@ -227,6 +239,9 @@ func (d *Decoder) retire(c *conn) {
 func (d *Decoder) unretire(r retiredConn) {
 	for _, rec := range r.recs {
 		d.push(rec)
+	}
+	if r.n > 0 {
+		d.push(packedRecord(d.packs[r.at:r.at+r.n], r.id))
 	}
 	if r.hasEnd {
 		e := mkRecord(recConnEnd, r.end, time.Time{})

@@ -79,8 +79,8 @@ func TestResetSettled(t *testing.T) {
 	}
 	settled, kept := per(flows.NewDecoder), per(flows.NewDecoderNoSettle)
 	t.Logf("heap per connection reset after %d Sends each way: %d octets settled, %d kept", sends, settled, kept)
-	if settled > 2048 {
-		t.Errorf("%d octets of heap per reset connection, want at most 2048", settled)
+	if settled > 1536 {
+		t.Errorf("%d octets of heap per reset connection, want at most 1536", settled)
 	}
 	if kept < 8192 {
 		t.Errorf("a Decoder that never settles kept %d octets per reset connection: the capture does not test settling", kept)

@@ -1,0 +1,283 @@
+package flows
+
+import (
+	"encoding/binary"
+	"errors"
+	"net/netip"
+	"time"
+
+	"github.com/iwarpkit/iwarpkit/dissect/mpa"
+)
+
+// A retired connection (settle.go) keeps its conn record to the end of
+// the capture. As a Record, a ConnSummary and an Interop it took 560
+// octets of heap and three objects for the collector to scan; a capture
+// of 100,000 resets kept 56 MB of them. packConn writes the record into
+// Decoder.packs instead, some 60 to 100 octets of varints that
+// unpackConn turns back into the same record at Close. It is written by
+// hand because nothing here is generic: the encoding lives for one run
+// of one process, and encoding/gob or JSON would take more room and
+// time for the same fields. A record it cannot pack (an address with a
+// zone, a field it does not know set) stays a Record.
+
+// At Close the record is queued as a stand-in, a Record of type
+// recPacked that holds the packed octets: the records queued at Close
+// are held together until they are all queued, and 100,000 whole conn
+// records there were the peak of the decode. Each is unpacked as it is
+// emitted (unpacked), by the Decoder or by the merge of a Parallel.
+
+// Flags of a packed conn record.
+const (
+	packInitiatorKnown = 1 << iota
+	packHaveRequest
+	packHaveReply
+	packCRC
+	packMarkersI2R
+	packMarkersR2I
+	packEnhanced
+	packP2P
+	packRejected
+	packMidstream
+	packInterop
+	packExpectClose
+	packExpectMarkersI2R
+	packExpectMarkersR2I
+	packObservedClose
+	packObservedMarkersI2R
+	packObservedMarkersR2I
+	packMatch
+	packZeroTS
+)
+
+// errPacked is the error of a packed record that does not decode: a bug,
+// never the capture's doing.
+var errPacked = errors.New("flows: packed conn record does not decode")
+
+// packable reports whether r is a conn record packConn keeps whole.
+func packable(r *Record) bool {
+	s := r.Summary
+	if r.Type != RecConn || s == nil || r.Src.IsValid() || r.Dst.IsValid() || r.Dir != DirUnknown ||
+		r.MPA != nil || r.FPDU != nil || r.Message != nil || r.Finding != nil || r.CM != nil || r.SCTP != nil ||
+		r.local != nil || r.flushed {
+		return false
+	}
+	for _, ap := range [...]netip.AddrPort{s.Initiator, s.Responder, s.A, s.B} {
+		if ap.Addr().Zone() != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// packConn appends conn record r, which packable accepts, to b.
+func packConn(b []byte, r *Record) []byte {
+	s := r.Summary
+	var fl uint64
+	set := func(bit uint64, v bool) {
+		if v {
+			fl |= bit
+		}
+	}
+	set(packInitiatorKnown, s.InitiatorKnown)
+	set(packHaveRequest, s.HaveRequest)
+	set(packHaveReply, s.HaveReply)
+	set(packCRC, s.CRC)
+	set(packMarkersI2R, s.MarkersI2R)
+	set(packMarkersR2I, s.MarkersR2I)
+	set(packEnhanced, s.Enhanced)
+	set(packP2P, s.P2P)
+	set(packRejected, s.Rejected)
+	set(packMidstream, s.Midstream)
+	set(packZeroTS, r.TS.IsZero())
+	if iv := s.Interop; iv != nil {
+		fl |= packInterop
+		set(packExpectClose, iv.ExpectClose)
+		set(packExpectMarkersI2R, iv.ExpectMarkersI2R)
+		set(packExpectMarkersR2I, iv.ExpectMarkersR2I)
+		set(packObservedClose, iv.ObservedClose)
+		set(packObservedMarkersI2R, iv.ObservedMarkersI2R)
+		set(packObservedMarkersR2I, iv.ObservedMarkersR2I)
+		set(packMatch, iv.Match)
+	}
+	b = binary.AppendUvarint(b, fl)
+	b = binary.AppendUvarint(b, r.Frame)
+	if !r.TS.IsZero() {
+		b = binary.AppendVarint(b, r.TS.Unix())
+		b = binary.AppendUvarint(b, uint64(r.TS.Nanosecond()))
+	}
+	for _, ap := range [...]netip.AddrPort{s.Initiator, s.Responder, s.A, s.B} {
+		b = packAddrPort(b, ap)
+	}
+	b = packString(b, s.State)
+	b = append(b, s.Rev, byte(s.RTR))
+	for _, v := range [...]uint64{uint64(s.IRD), uint64(s.ORD), uint64(s.Octets), s.FirstFrame, s.LastFrame} {
+		b = binary.AppendUvarint(b, v)
+	}
+	for _, v := range [...]int{s.DDPVersion, s.FPDUs, s.Messages, s.CRCErrors, s.Findings} {
+		b = binary.AppendVarint(b, int64(v))
+	}
+	if iv := s.Interop; iv != nil {
+		b = packString(b, iv.Initiator)
+		b = packString(b, iv.Responder)
+		b = packString(b, iv.Row)
+		b = binary.AppendVarint(b, int64(iv.ExpectV))
+		b = binary.AppendVarint(b, int64(iv.ObservedV))
+	}
+	return b
+}
+
+// packAddrPort appends ap: its address's length (0, 4 or 16), the
+// address and the port.
+func packAddrPort(b []byte, ap netip.AddrPort) []byte {
+	a := ap.Addr()
+	switch {
+	case !a.IsValid():
+		return append(b, 0)
+	case a.Is4():
+		v := a.As4()
+		b = append(append(b, 4), v[:]...)
+	default:
+		v := a.As16()
+		b = append(append(b, 16), v[:]...)
+	}
+	return binary.BigEndian.AppendUint16(b, ap.Port())
+}
+
+// packString appends s, its length first.
+func packString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+// unpacker reads what packConn wrote; err is set at the first octet
+// missing.
+type unpacker struct {
+	b   []byte
+	err error
+}
+
+func (u *unpacker) uvarint() uint64 {
+	v, n := binary.Uvarint(u.b)
+	if n <= 0 {
+		u.err, u.b = errPacked, nil
+		return 0
+	}
+	u.b = u.b[n:]
+	return v
+}
+
+func (u *unpacker) varint() int64 {
+	v, n := binary.Varint(u.b)
+	if n <= 0 {
+		u.err, u.b = errPacked, nil
+		return 0
+	}
+	u.b = u.b[n:]
+	return v
+}
+
+func (u *unpacker) bytes(n int) []byte {
+	if n > len(u.b) {
+		u.err, u.b = errPacked, nil
+		return make([]byte, n)
+	}
+	v := u.b[:n]
+	u.b = u.b[n:]
+	return v
+}
+
+func (u *unpacker) addrPort() netip.AddrPort {
+	var a netip.Addr
+	switch u.bytes(1)[0] {
+	case 0:
+		return netip.AddrPort{}
+	case 4:
+		a = netip.AddrFrom4([4]byte(u.bytes(4)))
+	case 16:
+		a = netip.AddrFrom16([16]byte(u.bytes(16)))
+	default:
+		u.err = errPacked
+	}
+	return netip.AddrPortFrom(a, binary.BigEndian.Uint16(u.bytes(2)))
+}
+
+func (u *unpacker) string() string {
+	n := u.uvarint()
+	if n > uint64(len(u.b)) {
+		u.err, u.b = errPacked, nil
+		return ""
+	}
+	return string(u.bytes(int(n)))
+}
+
+// unpackConn returns the conn record of connection id that packConn wrote
+// at the start of b; on an error, the record holds what could be read.
+func unpackConn(b []byte, id int) (*Record, error) {
+	u := unpacker{b: b}
+	fl := u.uvarint()
+	r := mkRecord(RecConn, u.uvarint(), time.Time{})
+	r.Conn = id
+	if fl&packZeroTS == 0 {
+		sec := u.varint()
+		r.TS = time.Unix(sec, int64(u.uvarint())).UTC()
+	}
+	s := &ConnSummary{
+		InitiatorKnown: fl&packInitiatorKnown != 0,
+		HaveRequest:    fl&packHaveRequest != 0,
+		HaveReply:      fl&packHaveReply != 0,
+		CRC:            fl&packCRC != 0,
+		MarkersI2R:     fl&packMarkersI2R != 0,
+		MarkersR2I:     fl&packMarkersR2I != 0,
+		Enhanced:       fl&packEnhanced != 0,
+		P2P:            fl&packP2P != 0,
+		Rejected:       fl&packRejected != 0,
+		Midstream:      fl&packMidstream != 0,
+	}
+	s.Initiator, s.Responder, s.A, s.B = u.addrPort(), u.addrPort(), u.addrPort(), u.addrPort()
+	s.State = u.string()
+	v := u.bytes(2)
+	s.Rev, s.RTR = v[0], mpa.RTRSet(v[1])
+	s.IRD, s.ORD = uint16(u.uvarint()), uint16(u.uvarint())
+	s.Octets, s.FirstFrame, s.LastFrame = u.uvarint(), u.uvarint(), u.uvarint()
+	s.DDPVersion, s.FPDUs, s.Messages = int(u.varint()), int(u.varint()), int(u.varint())
+	s.CRCErrors, s.Findings = int(u.varint()), int(u.varint())
+	if fl&packInterop != 0 {
+		s.Interop = &Interop{
+			Initiator:          u.string(),
+			Responder:          u.string(),
+			Row:                u.string(),
+			ExpectV:            int(u.varint()),
+			ObservedV:          int(u.varint()),
+			ExpectClose:        fl&packExpectClose != 0,
+			ExpectMarkersI2R:   fl&packExpectMarkersI2R != 0,
+			ExpectMarkersR2I:   fl&packExpectMarkersR2I != 0,
+			ObservedClose:      fl&packObservedClose != 0,
+			ObservedMarkersI2R: fl&packObservedMarkersI2R != 0,
+			ObservedMarkersR2I: fl&packObservedMarkersR2I != 0,
+			Match:              fl&packMatch != 0,
+		}
+	}
+	r.Summary = s
+	return r, u.err
+}
+
+// packed is what a recPacked record holds.
+type packed []byte
+
+// packedRecord returns the stand-in of connection id's conn record,
+// packed in b.
+func packedRecord(b []byte, id int) *Record {
+	u := unpacker{b: b}
+	u.uvarint() // the flags
+	r := mkRecord(recPacked, u.uvarint(), time.Time{})
+	r.Conn, r.local = id, packed(b)
+	return r
+}
+
+// unpacked returns the conn record that r, a recPacked stand-in, holds,
+// with connection id conn. packConn and unpackConn agree (TestPackConn),
+// so it never fails; if it did, the record it returns is what could be
+// read, rather than none.
+func (r *Record) unpacked(conn int) *Record {
+	rec, _ := unpackConn(r.local.(packed), conn)
+	return rec
+}
