@@ -209,6 +209,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer src.Close()
 
+	defer setGCPercent()()
 	var pq *parquetSink
 	if parquetOut {
 		pq, err = newParquetSink(live.write, inputBase(files), sh)
