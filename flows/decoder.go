@@ -69,14 +69,16 @@ type Options struct {
 // until it completed, 105 MiB of RSS.)
 const DefaultMaxHeld = 16384
 
-// DefaultMaxResets is Options.MaxResets's default: 4,096 connections,
-// some 15 MB (a connection reset after a few messages takes some 3.5 KB
-// until it retires). A storm of resets, connections reset faster than
-// some 30 a second for the minutes a reset connection is kept whole,
-// then retires the oldest at once. (Without it, 25,000 connections reset
+// DefaultMaxResets is Options.MaxResets's default: 1,024 connections,
+// some 3.5 MB (a connection reset after a few messages takes some 3.5 KB
+// until it retires). Octets in flight when a connection is reset arrive
+// within a round trip; past some hundred connections reset a second
+// for the minutes a reset connection is kept whole (a storm of resets),
+// the oldest retires at once. (Without a cap, 25,000 connections reset
 // within 7 s took 218 MiB of RSS, and 100,000 filled the connection
-// table, which evicted 34,464 of them, each with a finding.)
-const DefaultMaxResets = 4096
+// table, which evicted 34,464 of them, each with a finding; 4,096 took
+// 20-30 MiB more than 1,024 on those.)
+const DefaultMaxResets = 1024
 
 func (o *Options) fill() {
 	if o.MaxConns <= 0 {
