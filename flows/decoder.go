@@ -130,7 +130,11 @@ type Decoder struct {
 	// push puts its records.
 	retired []retiredConn
 	packs   []byte // their conn records, packed (retired.go)
-	saving  *[]*Record
+	// lazy are the packed conn records Close emits, in (frame, order)
+	// order from lazyHead on (retired.go).
+	lazy     []lazyConn
+	lazyHead int
+	saving   *[]*Record
 	// embryos are the connections that have sent a SYN and nothing else,
 	// embryoOrder[embryoHead:] them (and some made since) oldest first.
 	embryos     map[flatKey]embryo
@@ -420,10 +424,14 @@ func (d *Decoder) Close() {
 	for _, r := range rs {
 		d.unretire(r)
 	}
-	d.retired, d.packs = nil, nil
+	d.retired = nil
+	slices.SortFunc(d.lazy, func(a, b lazyConn) int {
+		return cmp.Or(cmp.Compare(a.frame, b.frame), cmp.Compare(a.order, b.order))
+	})
 	d.closeEmbryos()
 	d.closeExt()
 	d.release(true)
+	d.packs, d.lazy, d.lazyHead = nil, nil, 0
 	if d.local != nil && !d.worker {
 		if v := d.local.Flush(-1); v != nil {
 			d.absorb(-1, v)
@@ -537,7 +545,18 @@ func (d *Decoder) release(all bool) {
 		d.out = d.out[:0]
 	}
 	limit := min(d.frame+1, d.pendingLimit())
-	for d.queue.len() > 0 {
+	for d.queue.len() > 0 || (all && d.lazyHead < len(d.lazy)) {
+		if all && d.lazyHead < len(d.lazy) {
+			// Close: a packed conn record first if it comes first.
+			l := &d.lazy[d.lazyHead]
+			if d.queue.len() == 0 || l.frame < d.queue.peek().Frame ||
+				(l.frame == d.queue.peek().Frame && l.order < d.queue.peek().order) {
+				r, _ := unpackConn(d.packs[l.at:l.at+l.n], l.id)
+				d.lazyHead++
+				d.emit(r)
+				continue
+			}
+		}
 		r := d.queue.peek()
 		if !all && r.Frame >= limit {
 			if d.queue.len() <= d.opts.MaxHeld {

@@ -20,11 +20,14 @@ import (
 // time for the same fields. A record it cannot pack (an address with a
 // zone, a field it does not know set) stays a Record.
 
-// At Close the record is queued as a stand-in, a Record of type
-// recPacked that holds the packed octets: the records queued at Close
-// are held together until they are all queued, and 100,000 whole conn
-// records there were the peak of the decode. Each is unpacked as it is
-// emitted (unpacked), by the Decoder or by the merge of a Parallel.
+// The records queued at Close are held together until they are all
+// queued, and 100,000 whole conn records there were the peak of the
+// decode. So a Decoder notes each packed record's place in the order of
+// records (lazyConn: its frame and the order it would have been queued
+// in, 32 octets), and merges them with the queue as it empties it at
+// Close, unpacking each as it is emitted. A Parallel's worker queues a
+// stand-in instead, a Record of type recPacked that holds the packed
+// octets, which the merge unpacks as it emits it.
 
 // Flags of a packed conn record.
 const (
@@ -260,15 +263,29 @@ func unpackConn(b []byte, id int) (*Record, error) {
 	return r, u.err
 }
 
+// lazyConn is a packed conn record's place among the records emitted at
+// Close: d.packs[at:at+n] of connection id, emitted in (frame, order)
+// order with the records queued.
+type lazyConn struct {
+	frame, order uint64
+	at, n        uint32
+	id           int
+}
+
+// packedFrame returns the frame of the conn record packed in b.
+func packedFrame(b []byte) uint64 {
+	u := unpacker{b: b}
+	u.uvarint() // the flags
+	return u.uvarint()
+}
+
 // packed is what a recPacked record holds.
 type packed []byte
 
 // packedRecord returns the stand-in of connection id's conn record,
 // packed in b.
 func packedRecord(b []byte, id int) *Record {
-	u := unpacker{b: b}
-	u.uvarint() // the flags
-	r := mkRecord(recPacked, u.uvarint(), time.Time{})
+	r := mkRecord(recPacked, packedFrame(b), time.Time{})
 	r.Conn, r.local = id, packed(b)
 	return r
 }

@@ -241,7 +241,14 @@ func (d *Decoder) unretire(r retiredConn) {
 		d.push(rec)
 	}
 	if r.n > 0 {
-		d.push(packedRecord(d.packs[r.at:r.at+r.n], r.id))
+		b := d.packs[r.at : r.at+r.n]
+		if d.worker {
+			d.push(packedRecord(b, r.id))
+		} else {
+			// Merged into the queue as it is emitted (Decoder.lazy).
+			d.order++
+			d.lazy = append(d.lazy, lazyConn{frame: packedFrame(b), order: d.order, at: r.at, n: r.n, id: r.id})
+		}
 	}
 	if r.hasEnd {
 		e := mkRecord(recConnEnd, r.end, time.Time{})

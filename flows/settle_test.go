@@ -270,3 +270,79 @@ func TestResetStorm(t *testing.T) {
 		t.Errorf("MaxResets 16: %d octets of heap per reset connection, want at most half of the %d with all kept whole", storm, whole)
 	}
 }
+
+// TestRetiredAtClose: the summaries of retired connections, which Close
+// emits from their packed form (retired.go), take their place in frame
+// order among the other records Close emits: here the finding of a Write
+// left incomplete at the start of the capture, on a connection still
+// open, comes before the summaries of the connections reset after it,
+// as a Decoder that keeps every one whole emits them; with 1 to 3
+// workers too.
+func TestRetiredAtClose(t *testing.T) {
+	open := seqConn(999, 0)
+	open.MPA = &synth.MPAParams{Request: synth.MPAFrame{Rev: 1, C: true}, Reply: synth.MPAFrame{Rev: 1, C: true}}
+	open.Ops = []synth.Op{{Dir: synth.I2R, Kind: synth.Write, Size: 16 << 10, STag: 7}}
+	conns := []synth.Conn{open}
+	for i := range 40 {
+		c := seqConn(i, 20*time.Millisecond)
+		c.StartDelay += 10 * time.Millisecond
+		c.MPA = &synth.MPAParams{Request: synth.MPAFrame{Rev: 1, C: true}, Reply: synth.MPAFrame{Rev: 1, C: true}}
+		c.Close = synth.Close{Kind: synth.CloseRST}
+		c.Ops = []synth.Op{{Dir: synth.I2R, Kind: synth.Send, Size: 8}, {Dir: synth.R2I, Kind: synth.Send, Size: 8}}
+		conns = append(conns, c)
+	}
+	all := packetsOf(t, generate(t, conns))
+	// Drop the open connection's packets from its last data segment on:
+	// its Write never completes, and what is said of it, about its first
+	// frame, comes at Close.
+	last := -1
+	for i, p := range all {
+		if p.Src == open.Initiator && len(p.Payload) > 0 {
+			last = i
+		}
+	}
+	var pkts []capture.Packet
+	for i, p := range all {
+		if i < last || (p.Src != open.Initiator && p.Dst != open.Initiator) {
+			pkts = append(pkts, p)
+		}
+	}
+	for i := range pkts {
+		pkts[i].Frame = uint64(i + 1)
+	}
+	want := jsonlWith(pkts, flows.Options{MaxConns: 1 << 20}, flows.NewDecoderNoSettle, true)
+	lines := bytes.Split(want, []byte("\n"))
+	writeAt, firstReset := -1, -1
+	for i, l := range lines {
+		switch {
+		case bytes.Contains(l, []byte(`"code":"ddp.message_incomplete"`)) && bytes.Contains(l, []byte(`"conn":0,`)) && writeAt < 0:
+			writeAt = i
+		case bytes.Contains(l, []byte(`"state":"reset"`)) && firstReset < 0:
+			firstReset = i
+		}
+	}
+	if writeAt < 0 || firstReset < 0 || writeAt > firstReset {
+		t.Fatalf("reference: the Write's record at line %d, the first reset summary at line %d: the capture does not test the order", writeAt, firstReset)
+	}
+	o := flows.Options{MaxResets: 2}
+	sameLines(t, "MaxResets 2", jsonlWith(pkts, o, flows.NewDecoder, true), want)
+	for workers := 1; workers <= 3; workers++ {
+		var out []byte
+		o.Recycle = true
+		p, err := flows.NewParallel(o, workers, func(r *flows.Record) {
+			out = format.AppendJSON(out, format.Fields(r))
+			if r.FPDU != nil {
+				out = fmt.Appendf(out, " preview %x", r.FPDU.Preview)
+			}
+			out = append(out, '\n')
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range pkts {
+			p.Packet(&pkts[i])
+		}
+		p.Close()
+		sameLines(t, fmt.Sprintf("MaxResets 2, %d workers", workers), out, want)
+	}
+}
