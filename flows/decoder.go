@@ -185,6 +185,7 @@ type Decoder struct {
 	msgFree   []*msgState // and message records
 	pkt       uint32
 	out       []*Record
+	offered   int // a Parallel's worker: out[:offered] were offered to its Local
 	steps     []pstep
 }
 
@@ -565,7 +566,7 @@ func (d *Decoder) release(all bool) {
 			d.unordered++
 		}
 		d.queue.pop()
-		if r.Type == recConnEnd {
+		if r.Type == recConnEnd || r.Type == recLocal {
 			// SetLocal: what the Local counted of the connection.
 			if r.local != nil {
 				d.absorb(r.Conn, r.local)

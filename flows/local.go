@@ -20,7 +20,13 @@ package flows
 // nothing) is handed, in the merge goroutine, to the absorb function given
 // to SetLocal with the connection's id as emit sees it, at the point of
 // the output where a single Decoder would emit the connection's last
-// record, after every record of the connection. After Close, Flush(-1)
+// record, after every record of the connection. A connection reset that
+// retires (settle.go) is flushed when it retires, and what Flush returns
+// is handed on after the records emitted for it until then, but before
+// those the end of the capture emits for it (its summary, and findings
+// of the end): it would wait there for the end of the capture otherwise,
+// some 300 octets each (a Local's result must not depend on the order of
+// what it is given anyway). After Close, Flush(-1)
 // returns what is left, handed to absorb with conn -1 once every record
 // has been emitted.
 type Local interface {
@@ -44,10 +50,11 @@ func (p *Parallel) SetLocal(newLocal func() Local, absorb func(conn int, v any))
 // records it takes are not emitted (nor held, in frame order, for the
 // messages still open: under iwarpdump -q, a long message held every
 // FPDU record after its first), and what l.Flush returns for a connection
-// is handed to absorb where the connection's last record is emitted, and
-// Flush(-1) at the end of Close. The output of emit and absorb is then
-// the same as a Parallel's with SetLocal. It must be called before the
-// first packet.
+// is handed to absorb where the connection's last record is emitted (a
+// retired connection's sooner, as Local says), and Flush(-1) at the end
+// of Close. The output of emit, and what absorb is given, is then the same
+// as a Parallel's with SetLocal. It must be called before the first
+// packet.
 func (d *Decoder) SetLocal(l Local, absorb func(conn int, v any)) {
 	d.local, d.absorb = l, absorb
 }
@@ -62,7 +69,7 @@ func (d *Decoder) takeLocal(recs []*Record, from int) []*Record {
 	kept := recs[:from]
 	for _, r := range recs[from:] {
 		switch r.Type {
-		case recNewID, recPacked:
+		case recNewID, recPacked, recLocal:
 		case recConnEnd:
 			if !r.flushed {
 				// Once: a retired connection's comes again at Close.

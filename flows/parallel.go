@@ -210,14 +210,14 @@ type pworker struct {
 	dec *Decoder
 	res chan<- pround
 	// The worker's records of the round so far, d.out, are cut into
-	// parts of about seg (segRecords): offered counts those offered to
-	// the Local already, and mark is the length of d.out that makes cut
-	// look again.
-	seg, offered, mark int
-	maxPart            int                  // the most records handed at once (tests)
-	walk               *capture.ChunkWalker // DecodeChunks
-	in                 chan *pbatch
-	free               chan *pbatch
+	// parts of about seg (segRecords): d.offered counts those offered
+	// to the Local already, and mark is the length of d.out that makes
+	// cut look again.
+	seg, mark int
+	maxPart   int                  // the most records handed at once (tests)
+	walk      *capture.ChunkWalker // DecodeChunks
+	in        chan *pbatch
+	free      chan *pbatch
 	// back returns emitted FPDU record boxes from the merge
 	// (Options.Recycle), and backFree the emptied slices to the merge;
 	// spare returns the slices of rounds the merge is done with.
@@ -381,7 +381,7 @@ func (w *pworker) run(res chan<- pround) {
 		}
 		var final any
 		if d.local != nil {
-			d.out = d.takeLocal(d.out, w.offered)
+			d.out = d.takeLocal(d.out, d.offered)
 			if b.last {
 				final = d.local.Flush(-1)
 			}
@@ -397,8 +397,8 @@ func (w *pworker) run(res chan<- pround) {
 func (w *pworker) cut() {
 	d := w.dec
 	if d.local != nil {
-		d.out = d.takeLocal(d.out, w.offered)
-		w.offered = len(d.out)
+		d.out = d.takeLocal(d.out, d.offered)
+		d.offered = len(d.out)
 		if len(d.out) < w.seg {
 			w.mark = len(d.out) + w.seg
 			return
@@ -415,7 +415,7 @@ func (w *pworker) hand(r pround) {
 	w.maxPart = max(w.maxPart, len(r.recs))
 	w.res <- r
 	d.out, d.steps = nil, nil
-	w.offered, w.mark = 0, w.seg
+	d.offered, w.mark = 0, w.seg
 	select {
 	case sp := <-w.spare:
 		d.out, d.steps = sp.recs[:0], sp.steps[:0]
@@ -496,6 +496,14 @@ func (p *Parallel) merge() {
 		k := [2]int{int(r.order & 0xff), r.Conn}
 		switch r.Type {
 		case recNewID:
+			return
+		case recLocal:
+			if p.absorb != nil {
+				if g, ok := lookup(k); ok {
+					p.absorb(g, r.local)
+				}
+			}
+			r.local = nil
 			return
 		case recConnEnd:
 			if r.local != nil && p.absorb != nil {

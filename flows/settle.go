@@ -183,15 +183,15 @@ func (c *conn) drained() bool {
 // retiredConn is a retired connection: its id and the records it queues
 // at Close. Its conn record is packed into Decoder.packs[at:at+n] when
 // n > 0 (retired.go). Its last, the internal recConnEnd of a Parallel's
-// worker or of a Decoder with a Local, is kept as what it carries (end,
-// local): a record takes some 200 octets.
+// worker or of a Decoder with a Local, is kept as its frame (end): a
+// record takes some 200 octets. (What the Local flushed for it went on
+// at once, in a recLocal record.)
 type retiredConn struct {
 	id     int
 	recs   []*Record
 	at, n  uint32
 	hasEnd bool
 	end    uint64 // recConnEnd's frame
-	local  any
 }
 
 // retirable reports whether a packet at ts on c's endpoints finds it done
@@ -207,14 +207,27 @@ func (d *Decoder) retire(c *conn) {
 	d.finish(c)
 	d.saving = nil
 	if d.local != nil {
-		// The Local takes what it may now, and flushes the connection
-		// (the recConnEnd record keeps what it gives, for Close): it
-		// counts nothing of the connection after this.
+		// The Local takes what it may now, and flushes the connection:
+		// it counts nothing of the connection after this. The
+		// connection's records queued before are offered first (a
+		// worker offers its records some at a time, and those it had
+		// not offered yet were taken after the flush, and lost).
+		d.offerQueued()
 		recs = d.takeLocal(recs, 0)
 	}
 	rc := retiredConn{id: c.id}
 	if n := len(recs); n > 0 && recs[n-1].Type == recConnEnd {
-		rc.hasEnd, rc.end, rc.local = true, recs[n-1].Frame, recs[n-1].local
+		rc.hasEnd, rc.end = true, recs[n-1].Frame
+		if v := recs[n-1].local; v != nil {
+			// What the Local flushed goes to the tables now, in a
+			// record of its own after the connection's records so
+			// far, rather than wait for Close: some 300 octets a
+			// connection. The tables' counts add up the same
+			// whenever they come (TestLocalContract).
+			l := mkRecord(recLocal, rc.end, time.Time{})
+			l.Conn, l.local = c.id, v
+			d.push(l)
+		}
 		recs[n-1] = nil
 		recs = recs[:n-1]
 	}
@@ -235,6 +248,28 @@ func (d *Decoder) retire(c *conn) {
 	c.req, c.rep, c.findingsByCode, c.reads = nil, nil, nil, readQueue{}
 }
 
+// offerQueued offers a worker's Local the records it queued at packets
+// before the one being decoded, which nothing changes any more (takeLocal).
+// (A single Decoder has offered them already, between packets.)
+func (d *Decoder) offerQueued() {
+	if !d.worker || d.local == nil {
+		return
+	}
+	k := d.offered
+	for k < len(d.out) && d.out[k].pkt < d.pkt {
+		k++
+	}
+	if k == d.offered {
+		return
+	}
+	n := len(d.out)
+	kept := d.takeLocal(d.out[:k], d.offered)
+	m := copy(d.out[len(kept):], d.out[k:])
+	clear(d.out[len(kept)+m : n])
+	d.out = d.out[:len(kept)+m]
+	d.offered = len(kept)
+}
+
 // unretire queues the records of a retired connection, at Close.
 func (d *Decoder) unretire(r retiredConn) {
 	for _, rec := range r.recs {
@@ -252,7 +287,7 @@ func (d *Decoder) unretire(r retiredConn) {
 	}
 	if r.hasEnd {
 		e := mkRecord(recConnEnd, r.end, time.Time{})
-		e.Conn, e.local, e.flushed = r.id, r.local, d.local != nil
+		e.Conn, e.flushed = r.id, d.local != nil
 		d.push(e)
 	}
 }

@@ -218,6 +218,13 @@ func (c *Collector) Absorb(conn int, v any) {
 		cs.messages += x.messages
 		c.allCounts.absorb(&x.fpduCounts)
 		cs.fpduCounts.absorb(&x.fpduCounts, &c.opPool)
+		if !cs.other {
+			// The connection has ended: at most its summary and
+			// findings follow (before Absorb, or after it when it
+			// retired, flows.Local), so its histogram is packed now
+			// if its summary has not done it yet.
+			cs.ops.pack(&c.opPool)
+		}
 	case *timeline:
 		c.tl.absorb(x)
 	}

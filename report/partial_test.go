@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"math/rand/v2"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -150,6 +151,38 @@ func TestPartialsSameOutput(t *testing.T) {
 	if taken < 4*emitted {
 		t.Errorf("small messages 2 MiB: the Partials took %d FPDU and message records, the merge emitted %d", taken, emitted)
 	}
+	// Connections reset 10 s apart, which retire (flows/settle.go): the
+	// Partials flush them when they retire, and the Collector absorbs
+	// that before their summaries.
+	var conns []synth.Conn
+	for i := range 60 {
+		conns = append(conns, synth.Conn{
+			Initiator:  netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 0, byte(i)}), uint16(40000+i)),
+			Responder:  netip.MustParseAddrPort("10.200.0.1:7174"),
+			Handshake:  true,
+			StartDelay: time.Duration(i) * 10 * time.Second,
+			MPA:        &synth.MPAParams{Request: synth.MPAFrame{Rev: 1, C: true}, Reply: synth.MPAFrame{Rev: 1, C: true}},
+			Ops:        []synth.Op{{Dir: synth.I2R, Kind: synth.Write, Size: 5000, STag: 1}, {Dir: synth.R2I, Kind: synth.Send, Size: 8}},
+			Close:      synth.Close{Kind: synth.CloseRST},
+		})
+	}
+	buf.Reset()
+	if _, err := synth.Generate(synth.Scenario{Conns: conns}, &buf, nil); err != nil {
+		t.Fatal(err)
+	}
+	pkts := testutil.ReadPackets(buf.Bytes())
+	check("connections reset 10 s apart, which retire", pkts)
+	c := NewCollector()
+	d := flows.NewDecoder(flows.Options{Recycle: true}, c.Add)
+	d.SetLocal(c.Local(), c.Absorb)
+	for i := range pkts {
+		d.Packet(&pkts[i])
+	}
+	d.Close()
+	if got, want := outputs(t, c), direct(t, pkts); !bytes.Equal(got, want) {
+		t.Fatalf("connections reset 10 s apart, one Decoder with a Partial: outputs differ\n got %q\nwant %q", clip(got), clip(want))
+	}
+
 	n := 100
 	if testing.Short() {
 		n = 20
