@@ -545,19 +545,12 @@ func (d *Decoder) release(all bool) {
 		clear(d.out)
 		d.out = d.out[:0]
 	}
+	if all && d.lazyHead < len(d.lazy) {
+		d.releaseLazy()
+		return
+	}
 	limit := min(d.frame+1, d.pendingLimit())
-	for d.queue.len() > 0 || (all && d.lazyHead < len(d.lazy)) {
-		if all && d.lazyHead < len(d.lazy) {
-			// Close: a packed conn record first if it comes first.
-			l := &d.lazy[d.lazyHead]
-			if d.queue.len() == 0 || l.frame < d.queue.peek().Frame ||
-				(l.frame == d.queue.peek().Frame && l.order < d.queue.peek().order) {
-				r, _ := unpackConn(d.packs[l.at:l.at+l.n], l.id)
-				d.lazyHead++
-				d.emit(r)
-				continue
-			}
-		}
+	for d.queue.len() > 0 {
 		r := d.queue.peek()
 		if !all && r.Frame >= limit {
 			if d.queue.len() <= d.opts.MaxHeld {
@@ -566,21 +559,46 @@ func (d *Decoder) release(all bool) {
 			d.unordered++
 		}
 		d.queue.pop()
-		if r.Type == recConnEnd || r.Type == recLocal {
-			// SetLocal: what the Local counted of the connection.
-			if r.local != nil {
-				d.absorb(r.Conn, r.local)
-				r.local = nil
+		d.emitQueued(r)
+	}
+}
+
+// emitQueued emits r, a record from the queue, or hands an internal
+// record's counts to absorb.
+func (d *Decoder) emitQueued(r *Record) {
+	if r.Type == recConnEnd || r.Type == recLocal {
+		// SetLocal: what the Local counted of the connection.
+		if r.local != nil {
+			d.absorb(r.Conn, r.local)
+			r.local = nil
+		}
+		return
+	}
+	d.emit(r)
+	if d.opts.Recycle {
+		d.recycle(r)
+	}
+}
+
+// releaseLazy is Close's release when retired connections left packed
+// summaries (retired.go): it emits them and every record queued, merged
+// in (frame, order) order.
+func (d *Decoder) releaseLazy() {
+	for d.lazyHead < len(d.lazy) {
+		l := &d.lazy[d.lazyHead]
+		if d.queue.len() > 0 {
+			if r := d.queue.peek(); r.Frame < l.frame || (r.Frame == l.frame && r.order < l.order) {
+				d.queue.pop()
+				d.emitQueued(r)
+				continue
 			}
-			continue
 		}
-		if r.Type == recPacked {
-			r = r.unpacked(r.Conn)
-		}
+		r, _ := unpackConn(d.packs[l.at:l.at+l.n], l.id)
+		d.lazyHead++
 		d.emit(r)
-		if d.opts.Recycle {
-			d.recycle(r)
-		}
+	}
+	for d.queue.len() > 0 {
+		d.emitQueued(d.queue.pop())
 	}
 }
 

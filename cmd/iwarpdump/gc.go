@@ -2,32 +2,105 @@ package main
 
 import (
 	"os"
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
+	"sync"
 )
 
-// gcPercent is the collector's GOGC that iwarpdump runs with: the heap
-// grows to 1.5 times what was live after a collection before the next,
-// rather than twice. Issue 6 asks for a peak RSS of 64 MiB whatever the
-// capture; where a decode holds some tens of MB (connections reset by
-// the thousand, open by the thousand, a SYN flood with -j 2, the -z
-// tables of many connections), the heap's slack was the difference. On
-// the captures of bench/memory.sh it takes 15-25 % off the peak RSS of
-// those (synflood 400,000 with -j 2: 83 -> 66 MiB; 100,000 connections
-// reset within 26 s: 146 -> 107 MiB), for up to 15 % more CPU there;
-// the workload and small messages, which hold a few MB, did not change
-// (bench/compare.sh). A soft memory limit (debug.SetMemoryLimit), lifted
-// when the live heap neared it, brought a few more of them under 64 MiB
-// but cost up to 50 % more CPU where the live heap sat just under it,
-// and a limit cannot tell that from a decode about to outgrow it.
-// GOGC in the environment overrides this.
-const gcPercent = 50
+// Issue 6 asks for a peak RSS of 64 MiB whatever the capture. The
+// collector lets the heap grow to twice what was live after a collection
+// (GOGC=100) before the next; where a decode holds some tens of MB
+// (connections reset by the thousand, open by the thousand, a SYN flood
+// with -j 2, the -z tables of many connections), that slack was the
+// difference. So once the live heap passes tightenAt, iwarpdump runs the
+// collector at GOGC=50: the heap grows to 1.5 times what was live. On the
+// captures of bench/memory.sh that takes 10-25 % off their peak RSS
+// (synflood 400,000 with -j 2: 85 -> 65 MiB; 100,000 connections reset
+// within 26 s: 82 -> 71 MiB in JSON Lines, 150 -> 122 MiB with -j 2;
+// churn 100,000 with -j 2 -q -z conn: 139 -> 108 MiB) for up to 15 % more
+// CPU there, and some runs less. Below
+// it, GOGC stays at 100: the workload and small messages hold a few MB,
+// and GOGC=50 from the start made the collector run twice as often on
+// them, 5 % of the workload's time under -q -z conn.
+//
+// A soft memory limit (debug.SetMemoryLimit: 48 MiB, lifted once the live
+// heap passed three quarters of it) brought a few more cases under 64 MiB,
+// but cost up to 50 % more CPU where the live heap sat just under it, and
+// a limit cannot tell that from a decode about to outgrow it.
+//
+// GOGC in the environment overrides all of this.
+const (
+	gcPercent = 50
+	tightenAt = 16 << 20
+)
 
-// setGCPercent sets gcPercent unless GOGC is set, and returns what
+// gcWatch is the watch on the live heap that setGCPercent starts.
+type gcWatch struct {
+	old  int // GOGC before
+	mu   sync.Mutex
+	done bool // tightened, or stopped
+	// tightened is closed when GOGC is set to gcPercent (tests).
+	tightened chan struct{}
+}
+
+// gcTick is an object made only to be collected: its finalizer runs after
+// the collection that finds it unreachable, which is when the live heap
+// is measured anew; watching there costs nothing between collections. The
+// pointer keeps it out of the tiny allocator, whose blocks are collected
+// together.
+type gcTick struct{ w *gcWatch }
+
+// setGCPercent watches the live heap and sets gcPercent once it passes
+// tightenAt, unless GOGC is set. It returns what stops the watch and
 // restores the setting before.
 func setGCPercent() (restore func()) {
-	if os.Getenv("GOGC") != "" {
+	w := startGCWatch()
+	if w == nil {
 		return func() {}
 	}
-	old := debug.SetGCPercent(gcPercent)
-	return func() { debug.SetGCPercent(old) }
+	return w.stop
+}
+
+// startGCWatch starts the watch, or returns nil when GOGC is set.
+func startGCWatch() *gcWatch {
+	if os.Getenv("GOGC") != "" {
+		return nil
+	}
+	w := &gcWatch{old: debug.SetGCPercent(100), tightened: make(chan struct{})}
+	debug.SetGCPercent(w.old)
+	w.arm()
+	return w
+}
+
+// arm asks for a look at the live heap after the next collection.
+func (w *gcWatch) arm() {
+	runtime.SetFinalizer(&gcTick{w}, func(t *gcTick) { t.w.check() })
+}
+
+// check sets gcPercent if the live heap is past tightenAt, else waits for
+// the next collection.
+func (w *gcWatch) check() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return
+	}
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() == metrics.KindUint64 && s[0].Value.Uint64() > tightenAt {
+		debug.SetGCPercent(gcPercent)
+		w.done = true
+		close(w.tightened)
+		return
+	}
+	w.arm()
+}
+
+// stop ends the watch and restores GOGC as it was.
+func (w *gcWatch) stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.done = true
+	debug.SetGCPercent(w.old)
 }
