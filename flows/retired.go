@@ -29,28 +29,57 @@ import (
 // stand-in instead, a Record of type recPacked that holds the packed
 // octets, which the merge unpacks as it emits it.
 
-// Flags of a packed conn record.
+// Flags of a packed conn record; the booleans of the summary and its
+// Interop each have theirs (summaryFlags, interopFlags).
 const (
-	packInitiatorKnown = 1 << iota
-	packHaveRequest
-	packHaveReply
-	packCRC
-	packMarkersI2R
-	packMarkersR2I
-	packEnhanced
-	packP2P
-	packRejected
-	packMidstream
-	packInterop
-	packExpectClose
-	packExpectMarkersI2R
-	packExpectMarkersR2I
-	packObservedClose
-	packObservedMarkersI2R
-	packObservedMarkersR2I
-	packMatch
+	packInterop = 1 << iota
 	packZeroTS
+	packFirstField
 )
+
+// boolField is a boolean of a packed record, by the flag it gets.
+type boolField struct {
+	bit uint64
+	v   *bool
+}
+
+// summaryFlags lists s's booleans with their flags.
+func summaryFlags(s *ConnSummary) [10]boolField {
+	return [...]boolField{
+		{packFirstField << 0, &s.InitiatorKnown}, {packFirstField << 1, &s.HaveRequest},
+		{packFirstField << 2, &s.HaveReply}, {packFirstField << 3, &s.CRC},
+		{packFirstField << 4, &s.MarkersI2R}, {packFirstField << 5, &s.MarkersR2I},
+		{packFirstField << 6, &s.Enhanced}, {packFirstField << 7, &s.P2P},
+		{packFirstField << 8, &s.Rejected}, {packFirstField << 9, &s.Midstream},
+	}
+}
+
+// interopFlags lists iv's booleans with their flags.
+func interopFlags(iv *Interop) [7]boolField {
+	return [...]boolField{
+		{packFirstField << 10, &iv.ExpectClose}, {packFirstField << 11, &iv.ExpectMarkersI2R},
+		{packFirstField << 12, &iv.ExpectMarkersR2I}, {packFirstField << 13, &iv.ObservedClose},
+		{packFirstField << 14, &iv.ObservedMarkersI2R}, {packFirstField << 15, &iv.ObservedMarkersR2I},
+		{packFirstField << 16, &iv.Match},
+	}
+}
+
+// flagsOf returns the flags of the fields that are true.
+func flagsOf(fs []boolField) (fl uint64) {
+	for _, f := range fs {
+		if *f.v {
+			fl |= f.bit
+		}
+	}
+	return fl
+}
+
+// setFlags sets the fields from fl.
+func setFlags(fs []boolField, fl uint64) {
+	for _, f := range fs {
+		*f.v = fl&f.bit != 0
+	}
+}
 
 // errPacked is the error of a packed record that does not decode: a bug,
 // never the capture's doing.
@@ -75,32 +104,14 @@ func packable(r *Record) bool {
 // packConn appends conn record r, which packable accepts, to b.
 func packConn(b []byte, r *Record) []byte {
 	s := r.Summary
-	var fl uint64
-	set := func(bit uint64, v bool) {
-		if v {
-			fl |= bit
-		}
+	sf := summaryFlags(s)
+	fl := flagsOf(sf[:])
+	if r.TS.IsZero() {
+		fl |= packZeroTS
 	}
-	set(packInitiatorKnown, s.InitiatorKnown)
-	set(packHaveRequest, s.HaveRequest)
-	set(packHaveReply, s.HaveReply)
-	set(packCRC, s.CRC)
-	set(packMarkersI2R, s.MarkersI2R)
-	set(packMarkersR2I, s.MarkersR2I)
-	set(packEnhanced, s.Enhanced)
-	set(packP2P, s.P2P)
-	set(packRejected, s.Rejected)
-	set(packMidstream, s.Midstream)
-	set(packZeroTS, r.TS.IsZero())
 	if iv := s.Interop; iv != nil {
-		fl |= packInterop
-		set(packExpectClose, iv.ExpectClose)
-		set(packExpectMarkersI2R, iv.ExpectMarkersI2R)
-		set(packExpectMarkersR2I, iv.ExpectMarkersR2I)
-		set(packObservedClose, iv.ObservedClose)
-		set(packObservedMarkersI2R, iv.ObservedMarkersI2R)
-		set(packObservedMarkersR2I, iv.ObservedMarkersR2I)
-		set(packMatch, iv.Match)
+		f := interopFlags(iv)
+		fl |= packInterop | flagsOf(f[:])
 	}
 	b = binary.AppendUvarint(b, fl)
 	b = binary.AppendUvarint(b, r.Frame)
@@ -223,18 +234,9 @@ func unpackConn(b []byte, id int) (*Record, error) {
 		sec := u.varint()
 		r.TS = time.Unix(sec, int64(u.uvarint())).UTC()
 	}
-	s := &ConnSummary{
-		InitiatorKnown: fl&packInitiatorKnown != 0,
-		HaveRequest:    fl&packHaveRequest != 0,
-		HaveReply:      fl&packHaveReply != 0,
-		CRC:            fl&packCRC != 0,
-		MarkersI2R:     fl&packMarkersI2R != 0,
-		MarkersR2I:     fl&packMarkersR2I != 0,
-		Enhanced:       fl&packEnhanced != 0,
-		P2P:            fl&packP2P != 0,
-		Rejected:       fl&packRejected != 0,
-		Midstream:      fl&packMidstream != 0,
-	}
+	s := &ConnSummary{}
+	sf := summaryFlags(s)
+	setFlags(sf[:], fl)
 	s.Initiator, s.Responder, s.A, s.B = u.addrPort(), u.addrPort(), u.addrPort(), u.addrPort()
 	s.State = u.string()
 	v := u.bytes(2)
@@ -245,19 +247,14 @@ func unpackConn(b []byte, id int) (*Record, error) {
 	s.CRCErrors, s.Findings = int(u.varint()), int(u.varint())
 	if fl&packInterop != 0 {
 		s.Interop = &Interop{
-			Initiator:          u.string(),
-			Responder:          u.string(),
-			Row:                u.string(),
-			ExpectV:            int(u.varint()),
-			ObservedV:          int(u.varint()),
-			ExpectClose:        fl&packExpectClose != 0,
-			ExpectMarkersI2R:   fl&packExpectMarkersI2R != 0,
-			ExpectMarkersR2I:   fl&packExpectMarkersR2I != 0,
-			ObservedClose:      fl&packObservedClose != 0,
-			ObservedMarkersI2R: fl&packObservedMarkersI2R != 0,
-			ObservedMarkersR2I: fl&packObservedMarkersR2I != 0,
-			Match:              fl&packMatch != 0,
+			Initiator: u.string(),
+			Responder: u.string(),
+			Row:       u.string(),
+			ExpectV:   int(u.varint()),
+			ObservedV: int(u.varint()),
 		}
+		f := interopFlags(s.Interop)
+		setFlags(f[:], fl)
 	}
 	r.Summary = s
 	return r, u.err

@@ -212,6 +212,28 @@ func TestLateTerminate(t *testing.T) {
 	}
 }
 
+// jsonlParallel is jsonlWith for a Parallel of the given workers.
+func jsonlParallel(t *testing.T, pkts []capture.Packet, o flows.Options, workers int) []byte {
+	t.Helper()
+	var out []byte
+	o.Recycle = true
+	p, err := flows.NewParallel(o, workers, func(r *flows.Record) {
+		out = format.AppendJSON(out, format.Fields(r))
+		if r.FPDU != nil {
+			out = fmt.Appendf(out, " preview %x", r.FPDU.Preview)
+		}
+		out = append(out, '\n')
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range pkts {
+		p.Packet(&pkts[i])
+	}
+	p.Close()
+	return out
+}
+
 // TestResetStorm: connections reset faster than Options.MaxResets can
 // keep whole for minutes retire at once, the one reset the longest ago
 // first, and a full connection table retires a reset connection rather
@@ -236,23 +258,7 @@ func TestResetStorm(t *testing.T) {
 		name := fmt.Sprintf("MaxResets %d, MaxConns %d", o.MaxResets, o.MaxConns)
 		sameLines(t, name, jsonlWith(pkts, o, flows.NewDecoder, true), want)
 		for workers := 1; workers <= 3; workers++ {
-			var out []byte
-			o.Recycle = true
-			p, err := flows.NewParallel(o, workers, func(r *flows.Record) {
-				out = format.AppendJSON(out, format.Fields(r))
-				if r.FPDU != nil {
-					out = fmt.Appendf(out, " preview %x", r.FPDU.Preview)
-				}
-				out = append(out, '\n')
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range pkts {
-				p.Packet(&pkts[i])
-			}
-			p.Close()
-			sameLines(t, fmt.Sprintf("%s, %d workers", name, workers), out, want)
+			sameLines(t, fmt.Sprintf("%s, %d workers", name, workers), jsonlParallel(t, pkts, o, workers), want)
 		}
 	}
 
@@ -327,22 +333,6 @@ func TestRetiredAtClose(t *testing.T) {
 	o := flows.Options{MaxResets: 2}
 	sameLines(t, "MaxResets 2", jsonlWith(pkts, o, flows.NewDecoder, true), want)
 	for workers := 1; workers <= 3; workers++ {
-		var out []byte
-		o.Recycle = true
-		p, err := flows.NewParallel(o, workers, func(r *flows.Record) {
-			out = format.AppendJSON(out, format.Fields(r))
-			if r.FPDU != nil {
-				out = fmt.Appendf(out, " preview %x", r.FPDU.Preview)
-			}
-			out = append(out, '\n')
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range pkts {
-			p.Packet(&pkts[i])
-		}
-		p.Close()
-		sameLines(t, fmt.Sprintf("MaxResets 2, %d workers", workers), out, want)
+		sameLines(t, fmt.Sprintf("MaxResets 2, %d workers", workers), jsonlParallel(t, pkts, o, workers), want)
 	}
 }
