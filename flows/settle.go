@@ -223,7 +223,7 @@ func (d *Decoder) retire(c *conn) {
 			// record of its own after the connection's records so
 			// far, rather than wait for Close: some 300 octets a
 			// connection. The tables' counts add up the same
-			// whenever they come (TestLocalContract).
+			// whenever they come (report's TestPartialsSameOutput).
 			l := mkRecord(recLocal, rc.end, time.Time{})
 			l.Conn, l.local = c.id, v
 			d.push(l)
