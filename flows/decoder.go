@@ -432,7 +432,10 @@ func (d *Decoder) Close() {
 	d.closeEmbryos()
 	d.closeExt()
 	d.release(true)
-	d.packs, d.lazy, d.lazyHead = nil, nil, 0
+	if !d.worker {
+		// A worker hands them to the merge with its last records.
+		d.packs, d.lazy, d.lazyHead = nil, nil, 0
+	}
 	if d.local != nil && !d.worker {
 		if v := d.local.Flush(-1); v != nil {
 			d.absorb(-1, v)

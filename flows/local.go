@@ -69,7 +69,7 @@ func (d *Decoder) takeLocal(recs []*Record, from int) []*Record {
 	kept := recs[:from]
 	for _, r := range recs[from:] {
 		switch r.Type {
-		case recNewID, recPacked, recLocal:
+		case recNewID, recLocal:
 		case recConnEnd:
 			if !r.flushed {
 				// Once: a retired connection's comes again at Close.

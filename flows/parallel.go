@@ -187,6 +187,11 @@ type pround struct {
 	steps []pstep
 	final any  // the Local's Flush(-1), in the round of Close
 	end   bool // the last part of the round
+	// In the round of Close: the packed summaries of the connections
+	// that retired, in (frame, order) order, and their octets
+	// (Decoder.lazy, retired.go).
+	lazy  []lazyConn
+	packs []byte
 }
 
 // segRecords is how many queued records make a worker hand them to the
@@ -386,7 +391,12 @@ func (w *pworker) run(res chan<- pround) {
 				final = d.local.Flush(-1)
 			}
 		}
-		w.hand(pround{recs: d.out, steps: d.steps, final: final, end: true})
+		r := pround{recs: d.out, steps: d.steps, final: final, end: true}
+		if b.last {
+			r.lazy, r.packs = d.lazy, d.packs
+			d.lazy, d.packs = nil, nil
+		}
+		w.hand(r)
 		w.free <- b
 	}
 }
@@ -473,8 +483,10 @@ func (p *Parallel) merge() {
 		return g, ok
 	}
 	nextID := 0
-	back := make([][]*Record, n) // records to hand back to each worker
-	var finals []any             // the Locals' Flush(-1)
+	back := make([][]*Record, n)  // records to hand back to each worker
+	var finals []any              // the Locals' Flush(-1)
+	lazy := make([][]lazyConn, n) // the workers' packed summaries, at Close
+	packs := make([][]byte, n)
 	// take queues worker w's records up to packet k (inclusive).
 	take := func(w int, k uint32) {
 		recs := rounds[w].recs
@@ -520,9 +532,6 @@ func (p *Parallel) merge() {
 		}
 		if g, ok := lookup(k); ok {
 			r.Conn = g
-		}
-		if r.Type == recPacked {
-			r = r.unpacked(r.Conn)
 		}
 		p.emit(r)
 		if r.box != boxNone && p.recycle {
@@ -617,6 +626,9 @@ func (p *Parallel) merge() {
 			if f := rounds[w].final; f != nil && p.absorb != nil {
 				finals = append(finals, f)
 			}
+			if rounds[w].lazy != nil {
+				lazy[w], packs[w] = rounds[w].lazy, rounds[w].packs
+			}
 			// The round's slices go back to the worker for reuse.
 			select {
 			case p.workers[w].spare <- rounds[w]:
@@ -626,12 +638,47 @@ func (p *Parallel) merge() {
 			giveBack(w)
 		}
 	}
+	// The workers' packed summaries (retired.go), merged with the records
+	// queued at Close as a single Decoder merges its own (releaseLazy);
+	// each is the record of the worker's connection id, in the order of
+	// the worker's records (order<<8 | w, as take makes it).
+	for {
+		lw := -1
+		for w := range lazy {
+			if len(lazy[w]) == 0 {
+				continue
+			}
+			if lw < 0 || lazyLess(&lazy[w][0], w, &lazy[lw][0], lw) {
+				lw = w
+			}
+		}
+		if lw < 0 {
+			break
+		}
+		l := &lazy[lw][0]
+		if q.len() > 0 {
+			if r := q.peek(); r.Frame < l.frame || (r.Frame == l.frame && r.order < l.order<<8|uint64(lw)) {
+				out(q.pop())
+				continue
+			}
+		}
+		r, _ := unpackConn(packs[lw][l.at:l.at+l.n], l.id)
+		r.order = l.order<<8 | uint64(lw)
+		lazy[lw] = lazy[lw][1:]
+		out(r)
+	}
 	for q.len() > 0 {
 		out(q.pop())
 	}
 	for _, f := range finals {
 		p.absorb(-1, f)
 	}
+}
+
+// lazyLess reports whether packed summary a of worker wa comes before b
+// of worker wb in the merged output.
+func lazyLess(a *lazyConn, wa int, b *lazyConn, wb int) bool {
+	return a.frame < b.frame || (a.frame == b.frame && a.order<<8|uint64(wa) < b.order<<8|uint64(wb))
 }
 
 // Unordered returns how many records were emitted out of frame order

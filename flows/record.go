@@ -25,7 +25,6 @@ const (
 // reach a consumer.
 const (
 	recLocal   RecordType = 252 // what a Local flushed for a connection that retired (settle.go)
-	recPacked  RecordType = 253 // a conn record packed (retired.go), unpacked when emitted
 	recNewID   RecordType = 254 // a connection id was allocated at Frame
 	recConnEnd RecordType = 255 // the connection was finished
 )

@@ -25,9 +25,9 @@ import (
 // decode. So a Decoder notes each packed record's place in the order of
 // records (lazyConn: its frame and the order it would have been queued
 // in, 32 octets), and merges them with the queue as it empties it at
-// Close, unpacking each as it is emitted. A Parallel's worker queues a
-// stand-in instead, a Record of type recPacked that holds the packed
-// octets, which the merge unpacks as it emits it.
+// Close, unpacking each as it is emitted (releaseLazy). A Parallel's
+// worker hands them to the merge, which does the same with the records
+// of all workers (Parallel.merge).
 
 // Flags of a packed conn record; the booleans of the summary and its
 // Interop each have theirs (summaryFlags, interopFlags).
@@ -274,24 +274,4 @@ func packedFrame(b []byte) uint64 {
 	u := unpacker{b: b}
 	u.uvarint() // the flags
 	return u.uvarint()
-}
-
-// packed is what a recPacked record holds.
-type packed []byte
-
-// packedRecord returns the stand-in of connection id's conn record,
-// packed in b.
-func packedRecord(b []byte, id int) *Record {
-	r := mkRecord(recPacked, packedFrame(b), time.Time{})
-	r.Conn, r.local = id, packed(b)
-	return r
-}
-
-// unpacked returns the conn record that r, a recPacked stand-in, holds,
-// with connection id conn. packConn and unpackConn agree (TestPackConn),
-// so it never fails; if it did, the record it returns is what could be
-// read, rather than none.
-func (r *Record) unpacked(conn int) *Record {
-	rec, _ := unpackConn(r.local.(packed), conn)
-	return rec
 }

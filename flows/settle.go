@@ -276,14 +276,9 @@ func (d *Decoder) unretire(r retiredConn) {
 		d.push(rec)
 	}
 	if r.n > 0 {
-		b := d.packs[r.at : r.at+r.n]
-		if d.worker {
-			d.push(packedRecord(b, r.id))
-		} else {
-			// Merged into the queue as it is emitted (Decoder.lazy).
-			d.order++
-			d.lazy = append(d.lazy, lazyConn{frame: packedFrame(b), order: d.order, at: r.at, n: r.n, id: r.id})
-		}
+		// Merged with the records queued as they are emitted (Decoder.lazy).
+		d.order++
+		d.lazy = append(d.lazy, lazyConn{frame: packedFrame(d.packs[r.at : r.at+r.n]), order: d.order, at: r.at, n: r.n, id: r.id})
 	}
 	if r.hasEnd {
 		e := mkRecord(recConnEnd, r.end, time.Time{})
