@@ -17,8 +17,9 @@ import (
 // collector at GOGC=50: the heap grows to 1.5 times what was live. On the
 // captures of bench/memory.sh that takes 10-25 % off their peak RSS
 // (synflood 400,000 with -j 2: 85 -> 65 MiB; 100,000 connections reset
-// within 26 s: 82 -> 71 MiB in JSON Lines, 150 -> 122 MiB with -j 2;
-// churn 100,000 with -j 2 -q -z conn: 139 -> 108 MiB) for up to 15 % more
+// within 26 s, JSON Lines: 82 -> 71 MiB; 100,000 reset over a day, -j 2
+// -T jsonl: 150 -> 122 MiB; churn 100,000 with -j 2 -q -z conn: 139 ->
+// 108 MiB) for up to 15 % more
 // CPU there, and some runs less. Below
 // it, GOGC stays at 100: the workload and small messages hold a few MB,
 // and GOGC=50 from the start made the collector run twice as often on
