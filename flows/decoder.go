@@ -562,7 +562,18 @@ func (d *Decoder) release(all bool) {
 			d.unordered++
 		}
 		d.queue.pop()
-		d.emitQueued(r)
+		// emitQueued, by hand: a call per record cost 4 % of -q.
+		if r.Type == recConnEnd || r.Type == recLocal {
+			if r.local != nil {
+				d.absorb(r.Conn, r.local)
+				r.local = nil
+			}
+			continue
+		}
+		d.emit(r)
+		if d.opts.Recycle {
+			d.recycle(r)
+		}
 	}
 }
 
