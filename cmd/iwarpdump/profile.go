@@ -7,19 +7,23 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 )
 
-// profileFlags are the developer flags --cpuprofile and --memprofile, for
-// looking at where a decode spends its time and memory (`go tool pprof`).
+// profileFlags are the developer flags --cpuprofile, --memprofile and
+// --trace, for looking at where a decode spends its time and memory (`go
+// tool pprof`) and at what its goroutines wait for (`go tool trace`: the
+// workers of -j N).
 type profileFlags struct {
-	cpu, mem *string
-	heapDone bool // the heap profile is written
+	cpu, mem, trace *string
+	heapDone        bool // the heap profile is written
 }
 
 func addProfileFlags(fs *flag.FlagSet) profileFlags {
 	return profileFlags{
-		cpu: fs.String("cpuprofile", "", "write a CPU profile of the decode to `FILE` (go tool pprof)"),
-		mem: fs.String("memprofile", "", "write a heap profile to `FILE` (go tool pprof) at the end of the input, before the connections left open are finished"),
+		cpu:   fs.String("cpuprofile", "", "write a CPU profile of the decode to `FILE` (go tool pprof)"),
+		mem:   fs.String("memprofile", "", "write a heap profile to `FILE` (go tool pprof) at the end of the input, before the connections left open are finished"),
+		trace: fs.String("trace", "", "write an execution trace of the decode to `FILE` (go tool trace)"),
 	}
 }
 
@@ -39,7 +43,23 @@ func (p *profileFlags) start(stderr io.Writer) (stop func()) {
 			cpuFile = f
 		}
 	}
+	var traceFile *os.File
+	if *p.trace != "" {
+		f, err := os.Create(*p.trace)
+		if err != nil {
+			fmt.Fprintf(stderr, "iwarpdump: --trace: %v\n", err)
+		} else if err := trace.Start(f); err != nil {
+			fmt.Fprintf(stderr, "iwarpdump: --trace: %v\n", err)
+			f.Close()
+		} else {
+			traceFile = f
+		}
+	}
 	return func() {
+		if traceFile != nil {
+			trace.Stop()
+			traceFile.Close()
+		}
 		if cpuFile != nil {
 			pprof.StopCPUProfile()
 			cpuFile.Close()
