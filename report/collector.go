@@ -64,6 +64,7 @@ type connStats struct {
 	enhanced   bool
 	ird, ord   uint16
 	rejected   bool
+	ended      bool // Absorb had the Partials' counts of its end (Local)
 	messages   int
 	findings   int
 	sev        sevCount
@@ -183,6 +184,14 @@ type Collector struct {
 	maxConns    int
 	shared      *partShared // what the Partials of Local read
 	opPool      opPool      // dense opcode histograms for reuse
+
+	// The rows of connections that ended, packed (rowpack.go).
+	packedAt   map[int]uint32 // id -> offset in rowArena
+	rowArena   []byte
+	deadRows   int      // octets of rowArena revived since
+	packedSpan span     // the spans of the rows packed, merged
+	strs       []string // states and check families of packed rows
+	keepRows   bool     // tests: pack no row
 }
 
 // NewCollector returns an empty Collector.
@@ -252,6 +261,9 @@ func (c *Collector) Add(r *flows.Record) {
 			cs.ops.pack(&c.opPool)
 		}
 	}
+	if c.done(cs) {
+		c.packRow(cs)
+	}
 }
 
 // maxIndexed bounds Collector.byID: connection ids from 0 up to it (flows
@@ -305,7 +317,10 @@ func (c *Collector) connSlow(r *flows.Record) *connStats {
 func (c *Collector) lookup(r *flows.Record) *connStats {
 	cs := c.conns[r.Conn]
 	if cs == nil {
-		if len(c.conns) >= c.maxConns {
+		if at, ok := c.packedAt[r.Conn]; ok {
+			return c.revive(r.Conn, at)
+		}
+		if c.rowCount() >= c.maxConns {
 			if c.other == nil {
 				c.other = &connStats{id: -1, other: true}
 			}
@@ -584,7 +599,7 @@ func (c *Collector) total() span {
 	if c.allSpan {
 		return c.span
 	}
-	var m span
+	m := c.packedSpan
 	for _, cs := range c.conns {
 		m.mergeFast(&cs.span)
 	}

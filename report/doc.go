@@ -7,9 +7,10 @@
 //   - Bounded memory. A [Collector] aggregates as records stream past and
 //     never keeps the records themselves. What it keeps grows with the number
 //     of connections (capped at [MaxConns]; later connections count in the
-//     totals only; about 800 octets each once closed, the opcode histogram
-//     kept dense only while a connection is open, and the tables of a row
-//     per connection are written as they are made, never held whole), the
+//     totals only; some 120 octets each once ended, its row packed into
+//     varints (rowpack.go; 760 kept whole), the opcode histogram kept dense
+//     only while a connection is open, and the tables of a row per
+//     connection are written as they are made, never held whole), the
 //     number of distinct finding codes, and at most
 //     [MaxFindings] individual findings (the rest are counted as dropped).
 //     RDMA Read latencies go into a log-bucket histogram (relative error at

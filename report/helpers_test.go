@@ -128,3 +128,37 @@ func fmtSscan(s string, v *float64) (int, error) {
 	*v = f
 	return 1, nil
 }
+
+// sortedConns returns copies of the tabulated connections by id, packed
+// rows unpacked (rowpack.go), then "other".
+func (c *Collector) sortedConns() []*connStats {
+	var out []*connStats
+	c.eachConn(func(cs *connStats) { out = append(out, copyRow(cs)) })
+	return out
+}
+
+// row returns connection id's row, a copy for a packed one, or nil.
+func (c *Collector) row(id int) *connStats {
+	if cs := c.conns[id]; cs != nil {
+		return cs
+	}
+	at, ok := c.packedAt[id]
+	if !ok {
+		return nil
+	}
+	var cs connStats
+	if _, err := c.unpackRow(c.rowArena[at:], &cs); err != nil {
+		panic(err)
+	}
+	return copyRow(&cs)
+}
+
+// copyRow copies cs with its dense opcode histogram, which eachConn reuses.
+func copyRow(cs *connStats) *connStats {
+	v := *cs
+	if h := cs.ops.open; h != nil {
+		d := *h
+		v.ops.open = &d
+	}
+	return &v
+}

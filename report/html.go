@@ -81,7 +81,7 @@ func (c *Collector) WriteHTML(w io.Writer, title string) error {
 		{"First record", tsLabel(sp.first())},
 		{"Last record", tsLabel(sp.last())},
 		{"Duration", durLabel(dur)},
-		{"Connections", itoa(len(c.conns))},
+		{"Connections", itoa(c.rowCount())},
 		{"FPDUs", itoa(c.fpdus)},
 		{"RDMA messages", itoa(c.messages)},
 		{"Octets (FPDUs on the wire)", utoa(c.octets)},

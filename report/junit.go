@@ -107,7 +107,7 @@ func (c *Collector) WriteJUnit(w io.Writer, name string) error {
 		k := &c.kept[i]
 		byConn[k.conn] = append(byConn[k.conn], k)
 	}
-	for _, cs := range c.sortedConns() {
+	c.eachConn(func(cs *connStats) {
 		row := cs.row()
 		s := junitSuite{
 			Name:     "conn " + row.Label + " " + row.Initiator + " > " + row.Responder,
@@ -186,7 +186,7 @@ func (c *Collector) WriteJUnit(w io.Writer, name string) error {
 		doc.Tests += s.Tests
 		doc.Failures += s.Failures
 		doc.Suites = append(doc.Suites, s)
-	}
+	})
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}

@@ -153,7 +153,7 @@ func TestLatencyMatchesTshark(t *testing.T) {
 			}
 			c, _ := collect(t, name)
 			checkHist(t, &c.lat, samples)
-			if cs := c.conns[0]; cs == nil || cs.lat == nil {
+			if cs := c.row(0); cs == nil || cs.lat == nil {
 				t.Fatal("no per-connection latency")
 			} else {
 				checkHist(t, cs.lat, samples)

@@ -224,6 +224,8 @@ func (c *Collector) Absorb(conn int, v any) {
 			// retired, flows.Local), so its histogram is packed now
 			// if its summary has not done it yet.
 			cs.ops.pack(&c.opPool)
+			cs.ended = true
+			c.packRow(cs)
 		}
 	case *timeline:
 		c.tl.absorb(x)
@@ -238,6 +240,9 @@ func (c *Collector) absorbConn(id int) *connStats {
 	}
 	if cs := c.conns[id]; cs != nil {
 		return cs
+	}
+	if at, ok := c.packedAt[id]; ok {
+		return c.revive(id, at)
 	}
 	if c.other != nil {
 		return c.other

@@ -184,9 +184,9 @@ func sameSpan(t *testing.T, what string, s span, first, last time.Time, have boo
 func compareRef(t *testing.T, c *Collector, ref *refCollector) {
 	t.Helper()
 	sameSpan(t, "all records", c.total(), ref.first, ref.last, ref.haveTS)
-	if len(c.conns) != len(ref.conns) || c.untracked != ref.untracked || (c.other == nil) != (ref.other == nil) {
+	if c.rowCount() != len(ref.conns) || c.untracked != ref.untracked || (c.other == nil) != (ref.other == nil) {
 		t.Fatalf("%d connections, %d untracked records, other %v; reference %d, %d, %v",
-			len(c.conns), c.untracked, c.other != nil, len(ref.conns), ref.untracked, ref.other != nil)
+			c.rowCount(), c.untracked, c.other != nil, len(ref.conns), ref.untracked, ref.other != nil)
 	}
 	check := func(cs *connStats, rc *refConn) {
 		t.Helper()
@@ -205,7 +205,7 @@ func compareRef(t *testing.T, c *Collector, ref *refCollector) {
 		}
 	}
 	for id, rc := range ref.conns {
-		check(c.conns[id], rc)
+		check(c.row(id), rc)
 	}
 	if ref.other != nil {
 		check(c.other, ref.other)

@@ -156,19 +156,6 @@ type connRow struct {
 	First                time.Time
 }
 
-// sortedConns returns the tabulated connections by id.
-func (c *Collector) sortedConns() []*connStats {
-	out := make([]*connStats, 0, len(c.conns))
-	for _, cs := range c.conns {
-		out = append(out, cs)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
-	if c.other != nil {
-		out = append(out, c.other)
-	}
-	return out
-}
-
 // label names the connection in tables: its id, or "other".
 func (cs *connStats) label() string {
 	if cs.other {
@@ -232,11 +219,8 @@ func (cs *connStats) row() connRow {
 }
 
 func (c *Collector) connRows() []connRow {
-	cs := c.sortedConns()
-	out := make([]connRow, len(cs))
-	for i, s := range cs {
-		out[i] = s.row()
-	}
+	out := make([]connRow, 0, c.rowCount()+1)
+	c.eachConn(func(cs *connStats) { out = append(out, cs.row()) })
 	return out
 }
 
@@ -262,13 +246,12 @@ func (c *Collector) WriteConn(w io.Writer) error {
 		right: []bool{true, false, false, false, true, false, false, false, true, true, true, true, true},
 		notes: c.untrackedNote(),
 	}
-	conns := c.sortedConns()
 	t.each = func(row func(...string)) {
-		for _, cs := range conns {
+		c.eachConn(func(cs *connStats) {
 			r := cs.row()
 			row(r.Label, r.Initiator, r.Responder, r.State, r.Rev, r.CRC, r.Markers, r.IRDORD,
 				itoa(r.FPDUs), itoa(r.Messages), utoa(r.Octets), itoa(r.CRCErrors), itoa(r.Findings))
-		}
+		})
 	}
 	return t.write(w)
 }
@@ -345,15 +328,14 @@ func (c *Collector) WriteOps(w io.Writer) error {
 		right: []bool{true, false, false, false, true, true},
 		notes: c.untrackedNote(),
 	}
-	conns := c.sortedConns()
 	t.each = func(row func(...string)) {
 		var rows []opRow
-		for _, cs := range conns {
+		c.eachConn(func(cs *connStats) {
 			rows = opRows(cs.label(), &cs.ops, rows[:0])
 			for _, r := range rows {
 				row(r.Conn, r.Dir, r.Opcode, r.Name, utoa(r.Count), utoa(r.Octets))
 			}
-		}
+		})
 		for _, r := range c.opTotals() {
 			row(r.Conn, r.Dir, r.Opcode, r.Name, utoa(r.Count), utoa(r.Octets))
 		}
@@ -424,11 +406,11 @@ func mkLatRow(conn string, h *latHist) latRow {
 
 func (c *Collector) latRows() []latRow {
 	var rows []latRow
-	for _, cs := range c.sortedConns() {
+	c.eachConn(func(cs *connStats) {
 		if cs.lat != nil && cs.lat.n > 0 {
 			rows = append(rows, mkLatRow(cs.label(), cs.lat))
 		}
-	}
+	})
 	return append(rows, mkLatRow("all", &c.lat))
 }
 

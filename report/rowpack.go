@@ -1,0 +1,492 @@
+package report
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"net/netip"
+	"slices"
+	"time"
+)
+
+// A finished connection's row of the tables is packed (issue 6). Up to
+// MaxConns rows are kept to the end of the capture, and as connStats each
+// took 448 octets of heap (with its opcode cells, more): 29 MB of the 41
+// MB live at the end of a capture of 100,000 short connections under -q
+// -z conn. Once a row's connection has ended (its conn record came, and
+// with a Local what the Partial flushed for it), packRow writes it into
+// the Collector's rows arena as varints, some 60 to 100 octets, and drops
+// the connStats; a later record of the connection (findings of the end)
+// unpacks it again (revive). The tables read packed rows one at a time
+// into a scratch connStats (eachConn). It is written by hand for the same
+// reasons as flows' packed conn records (flows/retired.go): the encoding
+// lives for one run of one process, and a general encoder would take more
+// room and time for the same fields. A row it cannot pack (an address with
+// a zone, a slow timestamp, see wallOf) stays a connStats.
+
+// Flags of a packed row.
+const (
+	rowSettled = 1 << iota
+	rowInitKnown
+	rowHasSum
+	rowReq
+	rowRep
+	rowCRC
+	rowMI2R
+	rowMR2I
+	rowEnhanced
+	rowRejected
+	rowEnded
+	rowHaveTS
+	rowOpsPacked
+	rowOpsDense
+	rowLat
+	rowSumHaveReq
+	rowSumHaveRep
+	rowSumInitKnown
+	rowSumFPDUs
+	rowSumCRC
+	rowSumMI2R
+	rowSumMR2I
+	rowSumEnhanced
+)
+
+// rowEndsShift places two bits of a packed row's flags: how its initiator
+// and responder relate to its a and b.
+const rowEndsShift = 23
+
+// How a row's initiator and responder relate to its a and b.
+const (
+	endsZero = iota // both the zero AddrPort
+	endsAB          // initiator a, responder b
+	endsBA          // initiator b, responder a
+	endsOwn         // written out
+)
+
+// rowFlags lists the booleans of cs with their flags.
+func rowFlags(cs *connStats) [21]struct {
+	bit uint64
+	v   *bool
+} {
+	return [...]struct {
+		bit uint64
+		v   *bool
+	}{
+		{rowSettled, &cs.settled}, {rowInitKnown, &cs.initKnown}, {rowHasSum, &cs.hasSum},
+		{rowReq, &cs.req}, {rowRep, &cs.rep}, {rowCRC, &cs.crc}, {rowMI2R, &cs.mI2R},
+		{rowMR2I, &cs.mR2I}, {rowEnhanced, &cs.enhanced}, {rowRejected, &cs.rejected},
+		{rowEnded, &cs.ended}, {rowHaveTS, &cs.haveTS}, {rowOpsPacked, &cs.ops.packed},
+		{rowSumHaveReq, &cs.sum.haveReq}, {rowSumHaveRep, &cs.sum.haveRep},
+		{rowSumInitKnown, &cs.sum.initKnown}, {rowSumFPDUs, &cs.sum.fpdus},
+		{rowSumCRC, &cs.sum.crc}, {rowSumMI2R, &cs.sum.mI2R}, {rowSumMR2I, &cs.sum.mR2I},
+		{rowSumEnhanced, &cs.sum.enhanced},
+	}
+}
+
+// errRowCut: a packed row ends early or holds a value out of range.
+var errRowCut = errors.New("report: packed row cut short or damaged")
+
+// packable reports whether cs can be packed and unpacked to the same
+// value.
+func packable(cs *connStats) bool {
+	return !cs.other && cs.a.Addr().Zone() == "" && cs.b.Addr().Zone() == "" &&
+		cs.initiator.Addr().Zone() == "" && cs.responder.Addr().Zone() == "" &&
+		!cs.fSlow && !cs.lSlow && cs.ft == (time.Time{}) && cs.lt == (time.Time{})
+}
+
+// packRow appends cs, packable, to b.
+func (c *Collector) packRowTo(b []byte, cs *connStats) []byte {
+	var flags uint64
+	for _, f := range rowFlags(cs) {
+		if *f.v {
+			flags |= f.bit
+		}
+	}
+	if cs.ops.open != nil {
+		flags |= rowOpsDense
+	}
+	if cs.lat != nil {
+		flags |= rowLat
+	}
+	ends := uint64(endsOwn)
+	switch {
+	case cs.initiator == (netip.AddrPort{}) && cs.responder == (netip.AddrPort{}):
+		ends = endsZero
+	case cs.initiator == cs.a && cs.responder == cs.b:
+		ends = endsAB
+	case cs.initiator == cs.b && cs.responder == cs.a:
+		ends = endsBA
+	}
+	flags |= ends << rowEndsShift
+	b = binary.AppendVarint(b, int64(cs.id))
+	b = binary.AppendUvarint(b, flags)
+	b = appendAddrPort(b, cs.a)
+	b = appendAddrPort(b, cs.b)
+	if ends == endsOwn {
+		b = appendAddrPort(b, cs.initiator)
+		b = appendAddrPort(b, cs.responder)
+	}
+	b = binary.AppendUvarint(b, uint64(c.intern(cs.sum.state)))
+	b = append(b, cs.sum.rev, cs.rev)
+	for _, v := range [...]uint16{cs.sum.ird, cs.sum.ord, cs.ird, cs.ord} {
+		b = binary.AppendUvarint(b, uint64(v))
+	}
+	for _, v := range [...]int{cs.messages, cs.findings, cs.sev[0], cs.sev[1], cs.sev[2], cs.sev[3], cs.fpdus, cs.crcErrors} {
+		b = binary.AppendVarint(b, int64(v))
+	}
+	b = binary.AppendUvarint(b, cs.octets)
+	b = binary.AppendUvarint(b, uint64(len(cs.fam)))
+	for _, f := range cs.fam {
+		b = binary.AppendUvarint(b, uint64(c.intern(f.fam)))
+		for _, v := range f.n {
+			b = binary.AppendVarint(b, int64(v))
+		}
+	}
+	// The opcode cells: the dense histogram's in use, in order, or the
+	// packed ones.
+	var n uint64
+	cs.ops.each(func(int, int, opCount) { n++ })
+	b = binary.AppendUvarint(b, n)
+	cs.ops.each(func(dir, op int, v opCount) {
+		b = append(b, uint8(dir), uint8(op))
+		b = binary.AppendUvarint(b, v.n)
+		b = binary.AppendUvarint(b, v.octets)
+	})
+	if h := cs.lat; h != nil {
+		b = binary.AppendUvarint(b, h.n)
+		b = binary.AppendUvarint(b, h.zero)
+		for _, v := range [...]time.Duration{h.min, h.max, h.minPos} {
+			b = binary.AppendVarint(b, int64(v))
+		}
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(h.sum))
+		b = binary.AppendVarint(b, int64(h.off))
+		b = binary.AppendUvarint(b, uint64(len(h.counts)))
+		for _, v := range h.counts {
+			b = binary.AppendUvarint(b, v)
+		}
+	}
+	b = binary.AppendVarint(b, cs.fw.sec)
+	b = binary.AppendVarint(b, int64(cs.fw.nsec))
+	b = binary.AppendVarint(b, cs.lw.sec-cs.fw.sec)
+	b = binary.AppendVarint(b, int64(cs.lw.nsec))
+	return b
+}
+
+// appendAddrPort appends a (without a zone): a length (0, 4 or 16), the
+// address and the port.
+func appendAddrPort(b []byte, a netip.AddrPort) []byte {
+	ip := a.Addr()
+	switch {
+	case !ip.IsValid():
+		return append(b, 0)
+	case ip.Is4():
+		v := ip.As4()
+		b = append(append(b, 4), v[:]...)
+	default:
+		v := ip.As16()
+		b = append(append(b, 16), v[:]...)
+	}
+	return binary.BigEndian.AppendUint16(b, a.Port())
+}
+
+// rowReader reads a packed row, noting the first error.
+type rowReader struct {
+	b   []byte
+	err error
+}
+
+func (r *rowReader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *rowReader) varint() int64 {
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+// int reads a varint that must fit an int.
+func (r *rowReader) int() int {
+	v := r.varint()
+	if int64(int(v)) != v {
+		r.fail()
+		return 0
+	}
+	return int(v)
+}
+
+func (r *rowReader) u16() uint16 {
+	v := r.uvarint()
+	if v > math.MaxUint16 {
+		r.fail()
+		return 0
+	}
+	return uint16(v)
+}
+
+func (r *rowReader) bytes(n int) []byte {
+	if len(r.b) < n {
+		r.fail()
+		return make([]byte, n)
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *rowReader) fail() {
+	if r.err == nil {
+		r.err = errRowCut
+	}
+	r.b = nil
+}
+
+func (r *rowReader) addrPort() netip.AddrPort {
+	var ip netip.Addr
+	switch l := r.bytes(1)[0]; l {
+	case 0:
+		return netip.AddrPort{}
+	case 4:
+		ip = netip.AddrFrom4([4]byte(r.bytes(4)))
+	case 16:
+		ip = netip.AddrFrom16([16]byte(r.bytes(16)))
+	default:
+		r.fail()
+		return netip.AddrPort{}
+	}
+	return netip.AddrPortFrom(ip, binary.BigEndian.Uint16(r.bytes(2)))
+}
+
+// unpackRow reads the row packed at the front of b into cs (which it
+// overwrites), taking a dense opcode histogram from the pool when the row
+// had one, and returns the rest of b.
+func (c *Collector) unpackRow(b []byte, cs *connStats) ([]byte, error) {
+	r := rowReader{b: b}
+	*cs = connStats{id: r.int()}
+	flags := r.uvarint()
+	for _, f := range rowFlags(cs) {
+		*f.v = flags&f.bit != 0
+	}
+	cs.a, cs.b = r.addrPort(), r.addrPort()
+	switch flags >> rowEndsShift & 3 {
+	case endsAB:
+		cs.initiator, cs.responder = cs.a, cs.b
+	case endsBA:
+		cs.initiator, cs.responder = cs.b, cs.a
+	case endsOwn:
+		cs.initiator, cs.responder = r.addrPort(), r.addrPort()
+	}
+	if i := r.uvarint(); i < uint64(len(c.strs)) {
+		cs.sum.state = c.strs[i]
+	} else {
+		r.fail()
+	}
+	revs := r.bytes(2)
+	cs.sum.rev, cs.rev = revs[0], revs[1]
+	cs.sum.ird, cs.sum.ord, cs.ird, cs.ord = r.u16(), r.u16(), r.u16(), r.u16()
+	for _, v := range [...]*int{&cs.messages, &cs.findings, &cs.sev[0], &cs.sev[1], &cs.sev[2], &cs.sev[3], &cs.fpdus, &cs.crcErrors} {
+		*v = r.int()
+	}
+	cs.octets = r.uvarint()
+	if n := r.uvarint(); n > 0 && n <= uint64(len(r.b)) {
+		cs.fam = make(famCounts, n)
+		for k := range cs.fam {
+			f := &cs.fam[k]
+			if i := r.uvarint(); i < uint64(len(c.strs)) {
+				f.fam = c.strs[i]
+			} else {
+				r.fail()
+			}
+			for s := range f.n {
+				f.n[s] = r.int()
+			}
+		}
+	} else if n > 0 {
+		r.fail()
+	}
+	n := r.uvarint()
+	if n > uint64(len(r.b)) {
+		r.fail()
+		n = 0
+	}
+	if flags&rowOpsDense != 0 {
+		cs.ops.open = cs.ops.counting(&c.opPool)
+	} else if n > 0 {
+		cs.ops.cells = make([]opCell, 0, n)
+	}
+	for ; n > 0 && r.err == nil; n-- {
+		k := r.bytes(2)
+		v := opCount{r.uvarint(), r.uvarint()}
+		dir, op := int(k[0]), int(k[1])
+		if dir >= 3 || op >= nOps {
+			r.fail()
+			break
+		}
+		if h := cs.ops.open; h != nil {
+			h[dir][op] = v
+		} else {
+			cs.ops.cells = append(cs.ops.cells, opCell{v, uint8(dir), uint8(op)})
+		}
+	}
+	if flags&rowLat != 0 {
+		h := &latHist{n: r.uvarint(), zero: r.uvarint()}
+		h.min, h.max, h.minPos = time.Duration(r.varint()), time.Duration(r.varint()), time.Duration(r.varint())
+		h.sum = math.Float64frombits(binary.LittleEndian.Uint64(r.bytes(8)))
+		h.off = r.int()
+		if n := r.uvarint(); n > uint64(len(r.b)) {
+			r.fail()
+		} else if n > 0 {
+			h.counts = make([]uint64, n)
+			for i := range h.counts {
+				h.counts[i] = r.uvarint()
+			}
+		}
+		cs.lat = h
+	}
+	cs.fw.sec = r.varint()
+	cs.fw.nsec = int32(r.varint())
+	cs.lw.sec = cs.fw.sec + r.varint()
+	cs.lw.nsec = int32(r.varint())
+	if r.err != nil {
+		return nil, r.err
+	}
+	return r.b, nil
+}
+
+// intern returns the index of s in c.strs, adding it: the states and
+// check families of the rows, a handful of strings.
+func (c *Collector) intern(s string) int {
+	if i := slices.Index(c.strs, s); i >= 0 {
+		return i
+	}
+	c.strs = append(c.strs, s)
+	return len(c.strs) - 1
+}
+
+// done reports whether cs's connection has ended: its conn record came
+// or, where Partials count for the Collector, what they flushed for it
+// (a reset connection that retired: its conn record comes at the end of
+// the capture, and revives the row for a moment).
+func (c *Collector) done(cs *connStats) bool {
+	return !cs.other && (cs.ended || cs.hasSum && c.shared == nil)
+}
+
+// packRow packs cs, whose connection has ended, into the rows arena if it
+// can, and drops it from the live rows.
+func (c *Collector) packRow(cs *connStats) {
+	if c.keepRows || !packable(cs) {
+		return
+	}
+	if _, dup := c.packedAt[cs.id]; dup {
+		return // not reached: a packed row is revived before it changes
+	}
+	at := len(c.rowArena)
+	if at > math.MaxUint32 {
+		return
+	}
+	c.rowArena = c.packRowTo(c.rowArena, cs)
+	if c.packedAt == nil {
+		c.packedAt = make(map[int]uint32)
+	}
+	c.packedAt[cs.id] = uint32(at)
+	c.packedSpan.mergeFast(&cs.span)
+	delete(c.conns, cs.id)
+	if uint(cs.id) < uint(len(c.byID)) {
+		c.byID[cs.id] = nil
+	}
+	if h := cs.ops.open; h != nil && len(c.opPool) < maxOpPool {
+		*h = opHist{}
+		c.opPool = append(c.opPool, h)
+	}
+}
+
+// revive unpacks the row of connection id, packed, back into the live
+// rows and returns it.
+func (c *Collector) revive(id int, at uint32) *connStats {
+	cs := new(connStats)
+	rest, err := c.unpackRow(c.rowArena[at:], cs)
+	if err != nil || cs.id != id {
+		// Not reached: the arena holds what packRow wrote.
+		*cs = connStats{id: id}
+	}
+	delete(c.packedAt, id)
+	c.deadRows += len(c.rowArena) - int(at) - len(rest)
+	c.conns[id] = cs
+	if uint(id) < uint(len(c.byID)) {
+		c.byID[id] = cs
+	}
+	if c.deadRows > 1<<20 && c.deadRows > len(c.rowArena)/2 {
+		c.compactRows()
+	}
+	return cs
+}
+
+// compactRows copies the packed rows into a new arena, without those
+// revived since.
+func (c *Collector) compactRows() {
+	ids := make([]int, 0, len(c.packedAt))
+	for id := range c.packedAt {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b int) int { return int(c.packedAt[a]) - int(c.packedAt[b]) })
+	arena := make([]byte, 0, len(c.rowArena)-c.deadRows)
+	var scratch connStats
+	for _, id := range ids {
+		at := c.packedAt[id]
+		rest, err := c.unpackRow(c.rowArena[at:], &scratch)
+		if err != nil {
+			continue // not reached
+		}
+		c.packedAt[id] = uint32(len(arena))
+		arena = append(arena, c.rowArena[at:len(c.rowArena)-len(rest)]...)
+	}
+	c.rowArena, c.deadRows = arena, 0
+}
+
+// rowCount returns the number of connections with a row of their own.
+func (c *Collector) rowCount() int {
+	return len(c.conns) + len(c.packedAt)
+}
+
+// eachConn calls fn with every tabulated connection by id, then "other";
+// a packed row is unpacked into a scratch connStats, valid during the
+// call only.
+func (c *Collector) eachConn(fn func(cs *connStats)) {
+	ids := make([]int, 0, c.rowCount())
+	for id := range c.conns {
+		ids = append(ids, id)
+	}
+	for id := range c.packedAt {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var scratch connStats
+	for _, id := range ids {
+		if cs := c.conns[id]; cs != nil {
+			fn(cs)
+			continue
+		}
+		if _, err := c.unpackRow(c.rowArena[c.packedAt[id]:], &scratch); err != nil {
+			scratch = connStats{id: id} // not reached
+		}
+		fn(&scratch)
+		if h := scratch.ops.open; h != nil && len(c.opPool) < maxOpPool {
+			// The dense histogram goes back for the next row.
+			*h = opHist{}
+			c.opPool = append(c.opPool, h)
+		}
+	}
+	if c.other != nil {
+		fn(c.other)
+	}
+}

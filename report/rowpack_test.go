@@ -1,0 +1,286 @@
+package report
+
+import (
+	"bytes"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/iwarpkit/iwarpkit/capture"
+	"github.com/iwarpkit/iwarpkit/flows"
+	"github.com/iwarpkit/iwarpkit/internal/testutil"
+	"github.com/iwarpkit/iwarpkit/synth"
+)
+
+// fillRow sets every field of the struct v points to, and of the structs
+// and slices in it, to a value that differs from the zero value and from
+// the other fields' (seed counts the values given), so that a field
+// packRowTo forgets is seen. The fields a packable row keeps zero (other,
+// slow timestamps) and the opcode tally (set by the caller) are left.
+func fillRow(t *testing.T, v reflect.Value, seed *int) {
+	for i := range v.NumField() {
+		name := v.Type().Field(i).Name
+		switch name {
+		case "other", "fSlow", "lSlow", "ft", "lt", "ops":
+			continue
+		}
+		f := v.Field(i)
+		f = reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem()
+		*seed++
+		n := *seed
+		switch f.Kind() {
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.Int, reflect.Int64:
+			if f.Type() == reflect.TypeFor[time.Duration]() {
+				f.SetInt(int64(n) * int64(time.Millisecond))
+			} else {
+				f.SetInt(int64(n * 1000003))
+			}
+		case reflect.Int32:
+			f.SetInt(int64(n * 1009))
+		case reflect.Uint8, reflect.Uint16:
+			f.SetUint(uint64(n))
+		case reflect.Uint64:
+			f.SetUint(uint64(n) << 40)
+		case reflect.Float64:
+			f.SetFloat(float64(n) + 0.25)
+		case reflect.String:
+			f.SetString("value " + string(rune('a'+n%26)))
+		case reflect.Array:
+			for k := range f.Len() {
+				f.Index(k).SetInt(int64(n*10 + k))
+			}
+		case reflect.Slice:
+			s := reflect.MakeSlice(f.Type(), 2, 2)
+			for k := range 2 {
+				e := s.Index(k)
+				if e.Kind() == reflect.Struct {
+					fillRow(t, e.Addr().Elem(), seed)
+				} else {
+					e.SetUint(uint64(n*10 + k))
+				}
+			}
+			f.Set(s)
+		case reflect.Pointer:
+			f.Set(reflect.New(f.Type().Elem()))
+			fillRow(t, f.Elem(), seed)
+		case reflect.Struct:
+			if f.Type() == reflect.TypeFor[netip.AddrPort]() {
+				a := netip.AddrFrom4([4]byte{10, 0, byte(n), 1})
+				if n%2 == 0 {
+					a = netip.MustParseAddr("2001:db8::1").Next()
+				}
+				f.Set(reflect.ValueOf(netip.AddrPortFrom(a, uint16(n*100))))
+				continue
+			}
+			fillRow(t, f.Addr().Elem(), seed)
+		default:
+			t.Fatalf("field %s: kind %v the test does not fill", name, f.Kind())
+		}
+	}
+}
+
+// TestPackRow: a row packed (rowpack.go) unpacks to the row it was: one
+// with every field of connStats set (a field added and not packed fails
+// it), with a dense or a packed opcode tally and each way initiator and
+// responder relate to a and b; and the rows of every bundled capture. A
+// packed row cut short unpacks with an error, and no panic.
+func TestPackRow(t *testing.T) {
+	c := NewCollector()
+	var rows []*connStats
+	for k := range 6 {
+		cs := new(connStats)
+		seed := k * 100
+		fillRow(t, reflect.ValueOf(cs).Elem(), &seed)
+		switch k % 3 {
+		case 0:
+			cs.initiator, cs.responder = cs.a, cs.b
+		case 1:
+			cs.initiator, cs.responder = cs.b, cs.a
+		}
+		if k == 5 {
+			cs.initiator, cs.responder = netip.AddrPort{}, netip.AddrPort{}
+		}
+		if k%2 == 0 {
+			cs.ops.open = new(opHist)
+			cs.ops.open[1][3] = opCount{5, 500}
+			cs.ops.open[2][opUndecoded] = opCount{1, 0}
+		} else {
+			cs.ops.packed = true
+			cs.ops.cells = []opCell{{opCount{7, 70}, 2, 4}, {opCount{1, 1}, 1, 0}}
+		}
+		rows = append(rows, cs)
+	}
+	for _, f := range bundled(t) {
+		kc := NewCollector()
+		kc.keepRows = true
+		for _, r := range testutil.Decode(t, filepath.Join("..", "testdata", f), flows.Options{}) {
+			kc.Add(r)
+		}
+		for _, cs := range kc.conns {
+			if packable(cs) {
+				rows = append(rows, cs)
+			}
+		}
+	}
+	var b []byte
+	for _, cs := range rows {
+		if !packable(cs) {
+			t.Fatalf("row %d not packable", cs.id)
+		}
+		b = c.packRowTo(b, cs)
+	}
+	t.Logf("%d rows in %d octets", len(rows), len(b))
+	rest := b
+	for _, want := range rows {
+		var got connStats
+		var err error
+		if rest, err = c.unpackRow(rest, &got); err != nil {
+			t.Fatalf("row %d: %v", want.id, err)
+		}
+		if !reflect.DeepEqual(&got, want) {
+			t.Fatalf("row %d unpacks to\n%+v\nwant\n%+v", want.id, got, *want)
+		}
+	}
+	if len(rest) != 0 {
+		t.Fatalf("%d octets left", len(rest))
+	}
+	one := c.packRowTo(nil, rows[0])
+	for n := range len(one) {
+		var got connStats
+		if _, err := c.unpackRow(one[:n], &got); err == nil {
+			t.Fatalf("cut to %d of %d octets: no error", n, len(one))
+		}
+	}
+	zoned := *rows[1]
+	zoned.a = netip.AddrPortFrom(netip.MustParseAddr("fe80::1%eth0"), 1)
+	if packable(&zoned) {
+		t.Error("a row with a zone is packable")
+	}
+}
+
+// bundled returns the bundled captures.
+func bundled(t *testing.T) []string {
+	files, _ := filepath.Glob("../testdata/*/*.pcap")
+	if len(files) < 20 {
+		t.Fatalf("only %d bundled captures", len(files))
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, filepath.Join(filepath.Base(filepath.Dir(f)), filepath.Base(f)))
+	}
+	return names
+}
+
+// FuzzUnpackRow: any octets unpack with an error or to a row, never a
+// panic.
+func FuzzUnpackRow(f *testing.F) {
+	c := NewCollector()
+	c.intern("closed")
+	cs := &connStats{id: 3, a: netip.MustParseAddrPort("10.0.0.1:5"), b: netip.MustParseAddrPort("[2001:db8::1]:6"),
+		hasSum: true, fam: famCounts{{fam: "closed", n: sevCount{1, 2, 3, 4}}}, lat: &latHist{n: 2, counts: []uint64{1, 1}}}
+	cs.initiator, cs.responder = cs.b, cs.a
+	cs.ops.packed, cs.ops.cells = true, []opCell{{opCount{1, 2}, 1, 2}}
+	f.Add(c.packRowTo(nil, cs))
+	cs.ops = opTally{open: &opHist{}}
+	f.Add(c.packRowTo(nil, cs))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var got connStats
+		if rest, err := c.unpackRow(b, &got); err == nil && len(rest) > len(b) {
+			t.Fatal("rest longer than the input")
+		}
+	})
+}
+
+// withRows decodes pkts as iwarpdump -q -z does with n workers (a single
+// Decoder with a Partial for n = 1; n = 0: one Decoder feeding the
+// Collector every record), into a Collector that packs the rows of
+// connections that ended or, with keep, none, and returns its outputs and
+// how many rows it packed.
+func withRows(t testing.TB, pkts []capture.Packet, n int, keep bool) ([]byte, int) {
+	c := NewCollector()
+	c.keepRows = keep
+	switch n {
+	case 0, 1:
+		d := flows.NewDecoder(flows.Options{Recycle: true}, c.Add)
+		if n == 1 {
+			d.SetLocal(c.Local(), c.Absorb)
+		}
+		for i := range pkts {
+			d.Packet(&pkts[i])
+		}
+		d.Close()
+	default:
+		par, err := flows.NewParallel(flows.Options{Recycle: true}, n, c.Add)
+		if err != nil {
+			t.Fatal(err)
+		}
+		par.SetLocal(c.Local, c.Absorb)
+		for i := range pkts {
+			par.Packet(&pkts[i])
+		}
+		par.Close()
+	}
+	return outputs(t, c), len(c.packedAt)
+}
+
+// TestPackedRowsSameOutput: a Collector that packs the rows of the
+// connections that ended writes what one that keeps them all writes
+// (every table, JUnit, SARIF, HTML), fed every record or through
+// Partials, on every bundled capture, on connections reset 10 s apart
+// (which retire, and whose summaries revive their rows at the end) and on
+// 300 short connections; and it does pack rows.
+func TestPackedRowsSameOutput(t *testing.T) {
+	sets := map[string][]capture.Packet{}
+	synthetic := map[string]bool{}
+	for _, f := range bundled(t) {
+		data, err := os.ReadFile(filepath.Join("..", "testdata", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sets[f] = testutil.ReadPackets(data)
+	}
+	var conns, resets []synth.Conn
+	for i := range 300 {
+		c := synth.Conn{
+			Initiator: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)}), uint16(40000+i%1000)),
+			Responder: netip.MustParseAddrPort("10.200.0.1:7174"),
+			Handshake: true, StartDelay: time.Duration(i) * 20 * time.Millisecond,
+			MPA: &synth.MPAParams{Request: synth.MPAFrame{Rev: 1, C: true}, Reply: synth.MPAFrame{Rev: 1, C: true}},
+			Ops: []synth.Op{{Dir: synth.I2R, Kind: synth.Write, Size: 3000, STag: 1},
+				{Dir: synth.I2R, Kind: synth.Read, Size: 100, STag: 2, SrcSTag: 3}, {Dir: synth.R2I, Kind: synth.Send, Size: 8}},
+			Close: synth.Close{Kind: synth.CloseFIN},
+		}
+		conns = append(conns, c)
+		if i < 40 {
+			c.StartDelay = time.Duration(i) * 10 * time.Second
+			c.Close = synth.Close{Kind: synth.CloseRST}
+			resets = append(resets, c)
+		}
+	}
+	for name, cs := range map[string][]synth.Conn{"300 short connections": conns, "40 connections reset 10 s apart": resets} {
+		var buf bytes.Buffer
+		if _, err := synth.Generate(synth.Scenario{Conns: cs}, &buf, nil); err != nil {
+			t.Fatal(err)
+		}
+		sets[name] = testutil.ReadPackets(buf.Bytes())
+		synthetic[name] = true
+	}
+	for name, pkts := range sets {
+		want, _ := withRows(t, pkts, 0, true)
+		for _, n := range []int{0, 1, 2} {
+			got, packed := withRows(t, pkts, n, false)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%s, mode %d: outputs differ from a Collector that packs no row\n got %q\nwant %q", name, n, clip(got), clip(want))
+			}
+			if synthetic[name] && packed < 40 {
+				t.Errorf("%s, mode %d: %d rows packed", name, n, packed)
+			}
+		}
+	}
+}
