@@ -280,7 +280,11 @@ func (d *Decoder) unretire(r retiredConn) {
 		d.order++
 		d.lazy = append(d.lazy, lazyConn{frame: packedFrame(d.packs[r.at : r.at+r.n]), order: d.order, at: r.at, n: r.n, id: r.id})
 	}
-	if r.hasEnd {
+	if r.hasEnd && d.worker {
+		// A worker's merge drops the connection's id with it. A single
+		// Decoder's Local had the connection flushed when it retired:
+		// its recConnEnd would do nothing, and 100,000 of them held
+		// together at Close took 8 MB.
 		e := mkRecord(recConnEnd, r.end, time.Time{})
 		e.Conn, e.flushed = r.id, d.local != nil
 		d.push(e)
