@@ -186,8 +186,14 @@ type Collector struct {
 	opPool      opPool      // dense opcode histograms for reuse
 
 	// The rows of connections that ended, packed (rowpack.go).
-	packedAt   map[int]uint32 // id -> offset in rowArena
-	rowArena   []byte
+	packedAt map[int]rowSlot
+	rowArena []byte
+	rowEnc   []byte // a row being packed
+	revived  struct {
+		rowSlot
+		id int
+		ok bool
+	} // the slot of the row revived last
 	deadRows   int      // octets of rowArena revived since
 	packedSpan span     // the spans of the rows packed, merged
 	strs       []string // states and check families of packed rows

@@ -142,12 +142,12 @@ func (c *Collector) row(id int) *connStats {
 	if cs := c.conns[id]; cs != nil {
 		return cs
 	}
-	at, ok := c.packedAt[id]
+	s, ok := c.packedAt[id]
 	if !ok {
 		return nil
 	}
 	var cs connStats
-	if _, err := c.unpackRow(c.rowArena[at:], &cs); err != nil {
+	if _, err := c.unpackRow(c.rowArena[s.at:s.at+s.n], &cs); err != nil {
 		panic(err)
 	}
 	return copyRow(&cs)

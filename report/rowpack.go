@@ -119,7 +119,9 @@ func (c *Collector) packRowTo(b []byte, cs *connStats) []byte {
 	}
 	flags |= ends << rowEndsShift
 	b = binary.AppendVarint(b, int64(cs.id))
-	b = binary.AppendUvarint(b, flags)
+	// Fixed width: a row packed again with its conn record's flags takes
+	// no more room for them (rowRoom).
+	b = binary.LittleEndian.AppendUint32(b, uint32(flags))
 	b = appendAddrPort(b, cs.a)
 	b = appendAddrPort(b, cs.b)
 	if ends == endsOwn {
@@ -273,7 +275,7 @@ func (r *rowReader) addrPort() netip.AddrPort {
 func (c *Collector) unpackRow(b []byte, cs *connStats) ([]byte, error) {
 	r := rowReader{b: b}
 	*cs = connStats{id: r.int()}
-	flags := r.uvarint()
+	flags := uint64(binary.LittleEndian.Uint32(r.bytes(4)))
 	for _, f := range rowFlags(cs) {
 		*f.v = flags&f.bit != 0
 	}
@@ -381,8 +383,20 @@ func (c *Collector) done(cs *connStats) bool {
 	return !cs.other && (cs.ended || cs.hasSum && c.shared == nil)
 }
 
+// rowSlot is where a packed row is in the rows arena: n octets at at, its
+// encoding and any room left after it.
+type rowSlot struct{ at, n uint32 }
+
+// rowRoom is the room left after a row packed before its conn record came
+// (a reset connection that retired, whose conn record comes at the end of
+// the capture): packed again with it, in its slot, the row takes a few
+// octets more (IRD and ORD, the state), and appending every such row anew
+// grew the arena by half at the end of the capture.
+const rowRoom = 8
+
 // packRow packs cs, whose connection has ended, into the rows arena if it
-// can, and drops it from the live rows.
+// can, and drops it from the live rows. A row revived for a moment (its
+// conn record, findings of the end) goes back into its slot if it fits.
 func (c *Collector) packRow(cs *connStats) {
 	if c.keepRows || !packable(cs) {
 		return
@@ -390,15 +404,31 @@ func (c *Collector) packRow(cs *connStats) {
 	if _, dup := c.packedAt[cs.id]; dup {
 		return // not reached: a packed row is revived before it changes
 	}
-	at := len(c.rowArena)
-	if at > math.MaxUint32 {
-		return
+	c.rowEnc = c.packRowTo(c.rowEnc[:0], cs)
+	enc := c.rowEnc
+	var slot rowSlot
+	if r := c.revived; r.ok && r.id == cs.id && len(enc) <= int(r.n) {
+		copy(c.rowArena[r.at:], enc)
+		slot = r.rowSlot
+		c.deadRows -= int(r.n)
+	} else {
+		at := len(c.rowArena)
+		n := len(enc)
+		if !cs.hasSum {
+			n += rowRoom
+		}
+		if uint64(at)+uint64(n) > math.MaxUint32 {
+			return
+		}
+		c.rowArena = append(c.rowArena, enc...)
+		c.rowArena = append(c.rowArena, make([]byte, n-len(enc))...)
+		slot = rowSlot{uint32(at), uint32(n)}
 	}
-	c.rowArena = c.packRowTo(c.rowArena, cs)
+	c.revived.ok = false
 	if c.packedAt == nil {
-		c.packedAt = make(map[int]uint32)
+		c.packedAt = make(map[int]rowSlot)
 	}
-	c.packedAt[cs.id] = uint32(at)
+	c.packedAt[cs.id] = slot
 	c.packedSpan.mergeFast(&cs.span)
 	delete(c.conns, cs.id)
 	if uint(cs.id) < uint(len(c.byID)) {
@@ -410,17 +440,17 @@ func (c *Collector) packRow(cs *connStats) {
 	}
 }
 
-// revive unpacks the row of connection id, packed, back into the live
-// rows and returns it.
-func (c *Collector) revive(id int, at uint32) *connStats {
+// revive unpacks the row of connection id, packed in slot, back into the
+// live rows and returns it.
+func (c *Collector) revive(id int, slot rowSlot) *connStats {
 	cs := new(connStats)
-	rest, err := c.unpackRow(c.rowArena[at:], cs)
-	if err != nil || cs.id != id {
+	if _, err := c.unpackRow(c.rowArena[slot.at:slot.at+slot.n], cs); err != nil || cs.id != id {
 		// Not reached: the arena holds what packRow wrote.
 		*cs = connStats{id: id}
 	}
 	delete(c.packedAt, id)
-	c.deadRows += len(c.rowArena) - int(at) - len(rest)
+	c.deadRows += int(slot.n)
+	c.revived.ok, c.revived.id, c.revived.rowSlot = true, id, slot
 	c.conns[id] = cs
 	if uint(id) < uint(len(c.byID)) {
 		c.byID[id] = cs
@@ -431,26 +461,21 @@ func (c *Collector) revive(id int, at uint32) *connStats {
 	return cs
 }
 
-// compactRows copies the packed rows into a new arena, without those
-// revived since.
+// compactRows copies the packed rows into a new arena, without the slots
+// of those revived since.
 func (c *Collector) compactRows() {
 	ids := make([]int, 0, len(c.packedAt))
 	for id := range c.packedAt {
 		ids = append(ids, id)
 	}
-	slices.SortFunc(ids, func(a, b int) int { return int(c.packedAt[a]) - int(c.packedAt[b]) })
+	slices.SortFunc(ids, func(a, b int) int { return int(c.packedAt[a].at) - int(c.packedAt[b].at) })
 	arena := make([]byte, 0, len(c.rowArena)-c.deadRows)
-	var scratch connStats
 	for _, id := range ids {
-		at := c.packedAt[id]
-		rest, err := c.unpackRow(c.rowArena[at:], &scratch)
-		if err != nil {
-			continue // not reached
-		}
-		c.packedAt[id] = uint32(len(arena))
-		arena = append(arena, c.rowArena[at:len(c.rowArena)-len(rest)]...)
+		s := c.packedAt[id]
+		c.packedAt[id] = rowSlot{uint32(len(arena)), s.n}
+		arena = append(arena, c.rowArena[s.at:s.at+s.n]...)
 	}
-	c.rowArena, c.deadRows = arena, 0
+	c.rowArena, c.deadRows, c.revived.ok = arena, 0, false
 }
 
 // rowCount returns the number of connections with a row of their own.
@@ -476,7 +501,8 @@ func (c *Collector) eachConn(fn func(cs *connStats)) {
 			fn(cs)
 			continue
 		}
-		if _, err := c.unpackRow(c.rowArena[c.packedAt[id]:], &scratch); err != nil {
+		s := c.packedAt[id]
+		if _, err := c.unpackRow(c.rowArena[s.at:s.at+s.n], &scratch); err != nil {
 			scratch = connStats{id: id} // not reached
 		}
 		fn(&scratch)
