@@ -10,10 +10,10 @@ package flows
 // A worker offers Take every record it queues (connection-id bookkeeping
 // excepted), in the order it queues them, once nothing will change the
 // record any more. Take may consume only FPDU records (RecFPDU, which
-// belong to TCP connections) and the message records of TCP connections
-// (RecMessage, but those of SCTP associations): it returns true when it
-// has, and the record is then not emitted; for any other record its answer
-// is ignored. Take must not keep the record.
+// belong to TCP connections), and the message and conn records of TCP
+// connections (RecMessage and RecConn, but those of SCTP associations):
+// it returns true when it has, and the record is then not emitted; for
+// any other record its answer is ignored. Take must not keep the record.
 //
 // When a TCP connection ends (at the latest at Close), the worker calls
 // Flush with its own id for the connection; what Flush returns (nil:
@@ -80,6 +80,12 @@ func (d *Decoder) takeLocal(recs []*Record, from int) []*Record {
 				if d.opts.Recycle {
 					d.recycle(r)
 				}
+				continue
+			}
+		case RecConn:
+			// Not recycled: the record's Summary and Interop are its
+			// own.
+			if d.local.Take(r) {
 				continue
 			}
 		case RecMessage:

@@ -16,9 +16,9 @@ import (
 )
 
 // evenTaker is a flows.Local that takes the FPDU records of even frames,
-// and the message records of even frames of the connections that had MPA
-// or FPDU records (TCP connections), and counts them per connection (its
-// worker's ids).
+// and the message and conn records of even frames of the connections that
+// had MPA or FPDU records (TCP connections), and counts them per
+// connection (its worker's ids).
 type evenTaker struct {
 	taken map[int]int
 	tcp   map[int]bool
@@ -38,9 +38,9 @@ func (e *evenTaker) Take(r *flows.Record) bool {
 }
 
 // takeable reports whether a Local may take r: an FPDU record, or a
-// message record of a connection in tcp.
+// message or conn record of a connection in tcp.
 func takeable(r *flows.Record, tcp map[int]bool) bool {
-	return r.Type == flows.RecFPDU || (r.Type == flows.RecMessage && tcp[r.Conn])
+	return r.Type == flows.RecFPDU || ((r.Type == flows.RecMessage || r.Type == flows.RecConn) && tcp[r.Conn])
 }
 
 func (e *evenTaker) Flush(conn int) any {

@@ -241,7 +241,12 @@ func (d *Decoder) retire(c *conn) {
 	if len(recs) > 0 {
 		rc.recs = slices.Clip(recs)
 	}
-	d.retired = append(d.retired, rc)
+	if rc.recs != nil || rc.n > 0 || rc.hasEnd && d.worker {
+		// (A Local may have taken the conn record: report's Partial
+		// does, and a single Decoder's then keeps nothing of the
+		// connection, 56 octets each.)
+		d.retired = append(d.retired, rc)
+	}
 	// The idle heap may point at c until it next drops the entries of
 	// finished connections (idle.go): what c holds goes now.
 	c.dirs = [2]*direction{}

@@ -116,6 +116,24 @@ type connSum struct {
 	ird, ord                  uint16
 }
 
+// summaryOf returns what the connection table reads of a conn record's
+// summary: the connSum, and the initiator and responder when known.
+func summaryOf(s *flows.ConnSummary) (sum connSum, initKnown bool, initiator, responder netip.AddrPort) {
+	return connSum{
+		state: s.State, haveReq: s.HaveRequest, haveRep: s.HaveReply, rev: s.Rev, crc: s.CRC,
+		initKnown: s.InitiatorKnown, fpdus: s.FPDUs > 0, mI2R: s.MarkersI2R, mR2I: s.MarkersR2I,
+		enhanced: s.Enhanced, ird: s.IRD, ord: s.ORD,
+	}, s.InitiatorKnown, s.Initiator, s.Responder
+}
+
+// setSummary notes a conn record's summary (summaryOf).
+func (cs *connStats) setSummary(sum connSum, initKnown bool, initiator, responder netip.AddrPort) {
+	cs.sum, cs.hasSum = sum, true
+	if initKnown {
+		cs.initiator, cs.responder, cs.initKnown = initiator, responder, true
+	}
+}
+
 // findKey identifies a row of the findings table.
 type findKey struct {
 	sev  dissect.Severity
@@ -256,14 +274,7 @@ func (c *Collector) Add(r *flows.Record) {
 		}
 	case flows.RecConn:
 		if s := r.Summary; s != nil && !cs.other {
-			cs.sum, cs.hasSum = connSum{
-				state: s.State, haveReq: s.HaveRequest, haveRep: s.HaveReply, rev: s.Rev, crc: s.CRC,
-				initKnown: s.InitiatorKnown, fpdus: s.FPDUs > 0, mI2R: s.MarkersI2R, mR2I: s.MarkersR2I,
-				enhanced: s.Enhanced, ird: s.IRD, ord: s.ORD,
-			}, true
-			if s.InitiatorKnown {
-				cs.initiator, cs.responder, cs.initKnown = s.Initiator, s.Responder, true
-			}
+			cs.setSummary(summaryOf(s))
 			cs.ops.pack(&c.opPool)
 		}
 	}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"net/netip"
 	"sync/atomic"
 	"time"
 
@@ -18,7 +19,12 @@ import (
 //
 // It also counts the message records of the same connections that are not
 // RDMA Read Responses answering a Request (whose latency the Collector
-// keeps), under the rules below but the timeline's.
+// keeps), under the rules below but the timeline's; and it takes their
+// conn records, under the same rules, noting the summary for the
+// Collector to set when it absorbs the connection: a connection's row
+// does not depend on where its conn record came, and a reset connection
+// that retires (flows/settle.go) need not keep its conn record, packed,
+// to the end of the capture (some 120 octets each).
 //
 // A Partial takes an FPDU record only when its order cannot matter:
 //   - it has no finding (the Collector keeps findings in order, and the
@@ -71,6 +77,10 @@ type partCounts struct {
 	messages int
 	span     span
 	fpduCounts
+	// The conn record's summary (takeConn).
+	hasSum, sumInit      bool
+	sum                  connSum
+	initiator, responder netip.AddrPort
 }
 
 // Local returns a new Partial feeding c, for flows.Parallel.SetLocal (with
@@ -100,8 +110,11 @@ func (p *Partial) conn(id int) *partConn {
 // Take takes r if its order cannot matter to the Collector (see Partial),
 // and notes when r settles its connection.
 func (p *Partial) Take(r *flows.Record) bool {
-	if r.Type == flows.RecMessage {
+	switch r.Type {
+	case flows.RecMessage:
 		return p.takeMessage(r)
+	case flows.RecConn:
+		return p.takeConn(r)
 	}
 	// Only TCP connections end with a Flush: MPA and FPDU records are
 	// theirs alone. Settling records of other kinds are left out, which
@@ -155,6 +168,28 @@ func (p *Partial) takeMessage(r *flows.Record) bool {
 	t.records++
 	t.messages++
 	t.span.add(&r.TS, w, false)
+	return true
+}
+
+// takeConn takes conn record r under takeMessage's rules (its timestamp
+// may be zero), for the Collector to note its summary when it absorbs the
+// connection.
+func (p *Partial) takeConn(r *flows.Record) bool {
+	pc := p.conns[r.Conn]
+	if pc == nil || !pc.settled || pc.settle > r.Frame || r.Summary == nil {
+		return false
+	}
+	t := &pc.taken
+	if !r.TS.IsZero() {
+		w, slow := wallOf(&r.TS)
+		if slow {
+			return false
+		}
+		t.span.add(&r.TS, w, false)
+	}
+	t.records++
+	t.hasSum = true
+	t.sum, t.sumInit, t.initiator, t.responder = summaryOf(r.Summary)
 	return true
 }
 
@@ -218,6 +253,9 @@ func (c *Collector) Absorb(conn int, v any) {
 		cs.messages += x.messages
 		c.allCounts.absorb(&x.fpduCounts)
 		cs.fpduCounts.absorb(&x.fpduCounts, &c.opPool)
+		if x.hasSum && !cs.other {
+			cs.setSummary(x.sum, x.sumInit, x.initiator, x.responder)
+		}
 		if !cs.other {
 			// The connection has ended: at most its summary and
 			// findings follow (before Absorb, or after it when it
