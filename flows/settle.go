@@ -216,18 +216,9 @@ func (d *Decoder) retire(c *conn) {
 		recs = d.takeLocal(recs, 0)
 	}
 	rc := retiredConn{id: c.id}
+	var end *Record
 	if n := len(recs); n > 0 && recs[n-1].Type == recConnEnd {
-		rc.hasEnd, rc.end = true, recs[n-1].Frame
-		if v := recs[n-1].local; v != nil {
-			// What the Local flushed goes to the tables now, in a
-			// record of its own after the connection's records so
-			// far, rather than wait for Close: some 300 octets a
-			// connection. The tables' counts add up the same
-			// whenever they come (report's TestPartialsSameOutput).
-			l := mkRecord(recLocal, rc.end, time.Time{})
-			l.Conn, l.local = c.id, v
-			d.push(l)
-		}
+		end = recs[n-1]
 		recs[n-1] = nil
 		recs = recs[:n-1]
 	}
@@ -241,10 +232,27 @@ func (d *Decoder) retire(c *conn) {
 	if len(recs) > 0 {
 		rc.recs = slices.Clip(recs)
 	}
-	if rc.recs != nil || rc.n > 0 || rc.hasEnd && d.worker {
-		// (A Local may have taken the conn record: report's Partial
-		// does, and a single Decoder's then keeps nothing of the
-		// connection, 56 octets each.)
+	switch {
+	case end != nil && rc.recs == nil && rc.n == 0:
+		// Nothing is left for Close (a Local took the conn record:
+		// report's Partial does): the connection ends here, with its
+		// recConnEnd and what the Local flushed, and keeps nothing to
+		// the end of the capture, nor an id in a Parallel's merge.
+		d.push(end)
+	case end != nil:
+		rc.hasEnd, rc.end = true, end.Frame
+		if v := end.local; v != nil {
+			// What the Local flushed goes to the tables now, in a
+			// record of its own after the connection's records so
+			// far, rather than wait for Close: some 300 octets a
+			// connection. The tables' counts add up the same
+			// whenever they come (report's TestPartialsSameOutput).
+			l := mkRecord(recLocal, rc.end, time.Time{})
+			l.Conn, l.local = c.id, v
+			d.push(l)
+		}
+		d.retired = append(d.retired, rc)
+	case rc.recs != nil || rc.n > 0:
 		d.retired = append(d.retired, rc)
 	}
 	// The idle heap may point at c until it next drops the entries of
