@@ -180,18 +180,15 @@ func (c *conn) drained() bool {
 // the capture has moved on twice settleWindow), or at a packet on its
 // endpoints (reused).
 
-// retiredConn is a retired connection: its id and the records it queues
-// at Close. Its conn record is packed into Decoder.packs[at:at+n] when
-// n > 0 (retired.go). Its last, the internal recConnEnd of a Parallel's
-// worker or of a Decoder with a Local, is kept as its frame (end): a
-// record takes some 200 octets. (What the Local flushed for it went on
-// at once, in a recLocal record.)
+// retiredConn is a retired connection that queues records at Close: its
+// id and those records, its conn record packed into
+// Decoder.packs[at:at+n] when n > 0 (retired.go). (Its recConnEnd, the
+// last record of a Parallel's worker or of a Decoder with a Local, went
+// at once, or is dropped: see retire.)
 type retiredConn struct {
-	id     int
-	recs   []*Record
-	at, n  uint32
-	hasEnd bool
-	end    uint64 // recConnEnd's frame
+	id    int
+	recs  []*Record
+	at, n uint32
 }
 
 // retirable reports whether a packet at ts on c's endpoints finds it done
@@ -216,7 +213,7 @@ func (d *Decoder) retire(c *conn) {
 		recs = d.takeLocal(recs, 0)
 	}
 	rc := retiredConn{id: c.id}
-	var end *Record
+	var end *Record // recConnEnd: a worker's, or a Decoder's with a Local
 	if n := len(recs); n > 0 && recs[n-1].Type == recConnEnd {
 		end = recs[n-1]
 		recs[n-1] = nil
@@ -239,20 +236,22 @@ func (d *Decoder) retire(c *conn) {
 		// recConnEnd and what the Local flushed, and keeps nothing to
 		// the end of the capture, nor an id in a Parallel's merge.
 		d.push(end)
-	case end != nil:
-		rc.hasEnd, rc.end = true, end.Frame
-		if v := end.local; v != nil {
-			// What the Local flushed goes to the tables now, in a
-			// record of its own after the connection's records so
-			// far, rather than wait for Close: some 300 octets a
-			// connection. The tables' counts add up the same
-			// whenever they come (report's TestPartialsSameOutput).
-			l := mkRecord(recLocal, rc.end, time.Time{})
-			l.Conn, l.local = c.id, v
-			d.push(l)
-		}
-		d.retired = append(d.retired, rc)
-	case rc.recs != nil || rc.n > 0:
+		end = nil
+	case end != nil && end.local != nil:
+		// What the Local flushed goes to the tables now, in a record of
+		// its own after the connection's records so far, rather than
+		// wait for Close: some 300 octets a connection. The tables'
+		// counts add up the same whenever they come (report's
+		// TestPartialsSameOutput).
+		l := mkRecord(recLocal, end.Frame, time.Time{})
+		l.Conn, l.local = c.id, end.local
+		d.push(l)
+	}
+	// Its recConnEnd, if any, is dropped: flushed already, it would only
+	// have the merge of a Parallel forget the connection's id, which the
+	// end of the capture does anyway (100,000 of them queued at Close
+	// took 19 MB).
+	if rc.recs != nil || rc.n > 0 {
 		d.retired = append(d.retired, rc)
 	}
 	// The idle heap may point at c until it next drops the entries of
@@ -292,14 +291,5 @@ func (d *Decoder) unretire(r retiredConn) {
 		// Merged with the records queued as they are emitted (Decoder.lazy).
 		d.order++
 		d.lazy = append(d.lazy, lazyConn{frame: packedFrame(d.packs[r.at : r.at+r.n]), order: d.order, at: r.at, n: r.n, id: r.id})
-	}
-	if r.hasEnd && d.worker {
-		// A worker's merge drops the connection's id with it. A single
-		// Decoder's Local had the connection flushed when it retired:
-		// its recConnEnd would do nothing, and 100,000 of them held
-		// together at Close took 8 MB.
-		e := mkRecord(recConnEnd, r.end, time.Time{})
-		e.Conn, e.flushed = r.id, d.local != nil
-		d.push(e)
 	}
 }
