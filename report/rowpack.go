@@ -13,11 +13,12 @@ import (
 // MaxConns rows are kept to the end of the capture, and as connStats each
 // took 448 octets of heap (with its opcode cells, more): 29 MB of the 41
 // MB live at the end of a capture of 100,000 short connections under -q
-// -z conn. Once a row's connection has ended (its conn record came, and
-// with a Local what the Partial flushed for it), packRow writes it into
+// -z conn. Once a row's connection has ended (its conn record came or,
+// with Partials, what one flushed for it: done), packRow writes it into
 // the Collector's rows arena as varints, some 60 to 100 octets, and drops
-// the connStats; a later record of the connection (findings of the end)
-// unpacks it again (revive). The tables read packed rows one at a time
+// the connStats; a later record of the connection (findings of the end, a
+// retired connection's conn record) unpacks it again (revive), and it is
+// packed again into its slot if it fits. The tables read packed rows one at a time
 // into a scratch connStats (eachConn). It is written by hand for the same
 // reasons as flows' packed conn records (flows/retired.go): the encoding
 // lives for one run of one process, and a general encoder would take more
