@@ -129,7 +129,11 @@ type Decoder struct {
 	// records they queue at Close; saving, while one retires, where
 	// push puts its records.
 	retired []retiredConn
-	packs   []byte // their conn records, packed (retired.go)
+	packs   []byte   // their conn records, packed (retired.go)
+	strs    []string // the strings of packs (packString)
+	// retiredRecs are the records a retired connection queues at Close
+	// besides its conn record, by id: few have any.
+	retiredRecs map[int][]*Record
 	// lazy are the packed conn records Close emits, in (frame, order)
 	// order from lazyHead on (retired.go).
 	lazy     []lazyConn
@@ -607,7 +611,7 @@ func (d *Decoder) releaseLazy() {
 				continue
 			}
 		}
-		r, _ := unpackConn(d.packs[l.at:l.at+l.n], l.id)
+		r, _ := unpackConn(d.packs[l.at:l.at+l.n], l.id, d.strs)
 		d.lazyHead++
 		d.emit(r)
 	}

@@ -192,6 +192,7 @@ type pround struct {
 	// (Decoder.lazy, retired.go).
 	lazy  []lazyConn
 	packs []byte
+	strs  []string
 }
 
 // segRecords is how many queued records make a worker hand them to the
@@ -393,8 +394,8 @@ func (w *pworker) run(res chan<- pround) {
 		}
 		r := pround{recs: d.out, steps: d.steps, final: final, end: true}
 		if b.last {
-			r.lazy, r.packs = d.lazy, d.packs
-			d.lazy, d.packs = nil, nil
+			r.lazy, r.packs, r.strs = d.lazy, d.packs, d.strs
+			d.lazy, d.packs, d.strs = nil, nil, nil
 		}
 		w.hand(r)
 		w.free <- b
@@ -487,6 +488,7 @@ func (p *Parallel) merge() {
 	var finals []any              // the Locals' Flush(-1)
 	lazy := make([][]lazyConn, n) // the workers' packed summaries, at Close
 	packs := make([][]byte, n)
+	strs := make([][]string, n)
 	// take queues worker w's records up to packet k (inclusive).
 	take := func(w int, k uint32) {
 		recs := rounds[w].recs
@@ -627,7 +629,7 @@ func (p *Parallel) merge() {
 				finals = append(finals, f)
 			}
 			if rounds[w].lazy != nil {
-				lazy[w], packs[w] = rounds[w].lazy, rounds[w].packs
+				lazy[w], packs[w], strs[w] = rounds[w].lazy, rounds[w].packs, rounds[w].strs
 			}
 			// The round's slices go back to the worker for reuse.
 			select {
@@ -662,7 +664,7 @@ func (p *Parallel) merge() {
 				continue
 			}
 		}
-		r, _ := unpackConn(packs[lw][l.at:l.at+l.n], l.id)
+		r, _ := unpackConn(packs[lw][l.at:l.at+l.n], l.id, strs[lw])
 		r.order = l.order<<8 | uint64(lw)
 		lazy[lw] = lazy[lw][1:]
 		out(r)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/iwarpkit/iwarpkit/dissect/mpa"
@@ -36,6 +37,19 @@ const (
 	packZeroTS
 	packFirstField
 )
+
+// Flags of a packed conn record after its booleans': A and B are the
+// initiator and the responder, in that order (packABInit) or the other
+// (packABResp), and are not written again.
+const (
+	packABInit = packFirstField << (17 + iota)
+	packABResp
+)
+
+// maxPackStrs bounds a Decoder's table of the strings of its packed conn
+// records (the states and interop rows, a handful); past it a string is
+// written out.
+const maxPackStrs = 256
 
 // boolField is a boolean of a packed record, by the flag it gets.
 type boolField struct {
@@ -101,8 +115,9 @@ func packable(r *Record) bool {
 	return true
 }
 
-// packConn appends conn record r, which packable accepts, to b.
-func packConn(b []byte, r *Record) []byte {
+// packConn appends conn record r, which packable accepts, to b; its
+// strings go into the table strs (unpackConn needs the same).
+func packConn(b []byte, r *Record, strs *[]string) []byte {
 	s := r.Summary
 	sf := summaryFlags(s)
 	fl := flagsOf(sf[:])
@@ -113,16 +128,25 @@ func packConn(b []byte, r *Record) []byte {
 		f := interopFlags(iv)
 		fl |= packInterop | flagsOf(f[:])
 	}
+	switch {
+	case s.A == s.Initiator && s.B == s.Responder:
+		fl |= packABInit
+	case s.A == s.Responder && s.B == s.Initiator:
+		fl |= packABResp
+	}
 	b = binary.AppendUvarint(b, fl)
 	b = binary.AppendUvarint(b, r.Frame)
 	if !r.TS.IsZero() {
 		b = binary.AppendVarint(b, r.TS.Unix())
 		b = binary.AppendUvarint(b, uint64(r.TS.Nanosecond()))
 	}
-	for _, ap := range [...]netip.AddrPort{s.Initiator, s.Responder, s.A, s.B} {
-		b = packAddrPort(b, ap)
+	b = packAddrPort(b, s.Initiator)
+	b = packAddrPort(b, s.Responder)
+	if fl&(packABInit|packABResp) == 0 {
+		b = packAddrPort(b, s.A)
+		b = packAddrPort(b, s.B)
 	}
-	b = packString(b, s.State)
+	b = packString(b, s.State, strs)
 	b = append(b, s.Rev, byte(s.RTR))
 	for _, v := range [...]uint64{uint64(s.IRD), uint64(s.ORD), uint64(s.Octets), s.FirstFrame, s.LastFrame} {
 		b = binary.AppendUvarint(b, v)
@@ -131,9 +155,9 @@ func packConn(b []byte, r *Record) []byte {
 		b = binary.AppendVarint(b, int64(v))
 	}
 	if iv := s.Interop; iv != nil {
-		b = packString(b, iv.Initiator)
-		b = packString(b, iv.Responder)
-		b = packString(b, iv.Row)
+		b = packString(b, iv.Initiator, strs)
+		b = packString(b, iv.Responder, strs)
+		b = packString(b, iv.Row, strs)
 		b = binary.AppendVarint(b, int64(iv.ExpectV))
 		b = binary.AppendVarint(b, int64(iv.ObservedV))
 	}
@@ -157,16 +181,27 @@ func packAddrPort(b []byte, ap netip.AddrPort) []byte {
 	return binary.BigEndian.AppendUint16(b, ap.Port())
 }
 
-// packString appends s, its length first.
-func packString(b []byte, s string) []byte {
-	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+// packString appends s: its index in the table strs, which it adds s to,
+// times two plus one; or, once the table is full, its length times two
+// and its octets.
+func packString(b []byte, s string, strs *[]string) []byte {
+	i := slices.Index(*strs, s)
+	if i < 0 && len(*strs) < maxPackStrs {
+		*strs = append(*strs, s)
+		i = len(*strs) - 1
+	}
+	if i >= 0 {
+		return binary.AppendUvarint(b, uint64(i)<<1|1)
+	}
+	return append(binary.AppendUvarint(b, uint64(len(s))<<1), s...)
 }
 
 // unpacker reads what packConn wrote; err is set at the first octet
 // missing.
 type unpacker struct {
-	b   []byte
-	err error
+	b    []byte
+	strs []string // the table of packConn's strings
+	err  error
 }
 
 func (u *unpacker) uvarint() uint64 {
@@ -215,7 +250,15 @@ func (u *unpacker) addrPort() netip.AddrPort {
 }
 
 func (u *unpacker) string() string {
-	n := u.uvarint()
+	v := u.uvarint()
+	if v&1 != 0 {
+		if i := v >> 1; i < uint64(len(u.strs)) {
+			return u.strs[i]
+		}
+		u.err, u.b = errPacked, nil
+		return ""
+	}
+	n := v >> 1
 	if n > uint64(len(u.b)) {
 		u.err, u.b = errPacked, nil
 		return ""
@@ -224,9 +267,10 @@ func (u *unpacker) string() string {
 }
 
 // unpackConn returns the conn record of connection id that packConn wrote
-// at the start of b; on an error, the record holds what could be read.
-func unpackConn(b []byte, id int) (*Record, error) {
-	u := unpacker{b: b}
+// at the start of b with the string table strs; on an error, the record
+// holds what could be read.
+func unpackConn(b []byte, id int, strs []string) (*Record, error) {
+	u := unpacker{b: b, strs: strs}
 	fl := u.uvarint()
 	r := mkRecord(RecConn, u.uvarint(), time.Time{})
 	r.Conn = id
@@ -237,7 +281,15 @@ func unpackConn(b []byte, id int) (*Record, error) {
 	s := &ConnSummary{}
 	sf := summaryFlags(s)
 	setFlags(sf[:], fl)
-	s.Initiator, s.Responder, s.A, s.B = u.addrPort(), u.addrPort(), u.addrPort(), u.addrPort()
+	s.Initiator, s.Responder = u.addrPort(), u.addrPort()
+	switch {
+	case fl&packABInit != 0:
+		s.A, s.B = s.Initiator, s.Responder
+	case fl&packABResp != 0:
+		s.A, s.B = s.Responder, s.Initiator
+	default:
+		s.A, s.B = u.addrPort(), u.addrPort()
+	}
 	s.State = u.string()
 	v := u.bytes(2)
 	s.Rev, s.RTR = v[0], mpa.RTRSet(v[1])

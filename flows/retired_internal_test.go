@@ -2,6 +2,7 @@ package flows
 
 import (
 	"bytes"
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -92,16 +93,33 @@ func TestPackConn(t *testing.T) {
 	seed := 0
 	filled(t, reflect.ValueOf(&s).Elem(), &seed)
 	full := &Record{Type: RecConn, Frame: 1 << 33, TS: time.Unix(1700000000, 123456789).UTC(), Conn: 7, Summary: &s}
+	swapped := s
+	swapped.A, swapped.B = s.Responder, s.Initiator
+	same := s
+	same.A, same.B = s.Initiator, s.Responder
 	recs := append(connRecords(t), full,
-		&Record{Type: RecConn, Frame: 3, Conn: 2, Summary: &ConnSummary{DDPVersion: -1}})
+		&Record{Type: RecConn, Frame: 3, Conn: 2, Summary: &ConnSummary{DDPVersion: -1}},
+		&Record{Type: RecConn, Frame: 4, Conn: 3, Summary: &swapped},
+		&Record{Type: RecConn, Frame: 5, Conn: 4, Summary: &same})
+	// The string table of a Decoder, and one full already, whose
+	// strings are written out.
+	var strs []string
+	full256 := make([]string, maxPackStrs)
+	for i := range full256 {
+		full256[i] = fmt.Sprint("other ", i)
+	}
 	var b []byte
-	for _, r := range recs {
+	for i, r := range recs {
 		if !packable(r) {
 			t.Fatalf("conn record of connection %d not packable", r.Conn)
 		}
+		table := &strs
+		if i%2 == 1 {
+			table = &full256
+		}
 		at := len(b)
-		b = packConn(b, r)
-		got, err := unpackConn(b[at:], r.Conn)
+		b = packConn(b, r, table)
+		got, err := unpackConn(b[at:], r.Conn, *table)
 		if err != nil {
 			t.Fatalf("connection %d: %v", r.Conn, err)
 		}
@@ -117,11 +135,19 @@ func TestPackConn(t *testing.T) {
 		t.Errorf("only %d conn records", len(recs))
 	}
 
-	one := packConn(nil, full)
-	for n := range len(one) {
-		if _, err := unpackConn(one[:n], 7); err == nil {
-			t.Errorf("the packed record cut to %d of its %d octets unpacks without an error", n, len(one))
+	if len(strs) > 20 || len(full256) != maxPackStrs {
+		t.Errorf("string tables of %d and %d", len(strs), len(full256))
+	}
+	for _, table := range [][]string{strs, full256} {
+		one := packConn(nil, full, &table)
+		for n := range len(one) {
+			if _, err := unpackConn(one[:n], 7, table); err == nil {
+				t.Errorf("the packed record cut to %d of its %d octets unpacks without an error", n, len(one))
+			}
 		}
+	}
+	if _, err := unpackConn(packConn(nil, full, &strs), 7, nil); err == nil {
+		t.Error("a packed record unpacks without its string table")
 	}
 
 	zoned := *full
@@ -144,10 +170,11 @@ func FuzzUnpackConn(f *testing.F) {
 	s.State, s.DDPVersion = "reset", 1
 	s.A = netip.MustParseAddrPort("10.0.0.1:4000")
 	s.Interop = &Interop{Initiator: "ietf", Row: "2"}
-	f.Add(packConn(nil, &Record{Type: RecConn, Frame: 9, TS: time.Unix(5, 6).UTC(), Summary: &s}))
+	var strs []string
+	f.Add(packConn(nil, &Record{Type: RecConn, Frame: 9, TS: time.Unix(5, 6).UTC(), Summary: &s}, &strs))
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r, _ := unpackConn(b, 1)
+		r, _ := unpackConn(b, 1, strs)
 		if r == nil || r.Summary == nil {
 			t.Fatal("no record")
 		}

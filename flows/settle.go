@@ -181,13 +181,13 @@ func (c *conn) drained() bool {
 // endpoints (reused).
 
 // retiredConn is a retired connection that queues records at Close: its
-// id and those records, its conn record packed into
-// Decoder.packs[at:at+n] when n > 0 (retired.go). (Its recConnEnd, the
+// id, its conn record packed into Decoder.packs[at:at+n] when n > 0
+// (retired.go), and the others in Decoder.retiredRecs (16 octets an
+// entry: few have any). (Its recConnEnd, the
 // last record of a Parallel's worker or of a Decoder with a Local, went
 // at once, or is dropped: see retire.)
 type retiredConn struct {
 	id    int
-	recs  []*Record
 	at, n uint32
 }
 
@@ -221,16 +221,19 @@ func (d *Decoder) retire(c *conn) {
 	}
 	if n := len(recs); n > 0 && packable(recs[n-1]) && len(d.packs) < math.MaxUint32/2 {
 		at := len(d.packs)
-		d.packs = packConn(d.packs, recs[n-1])
+		d.packs = packConn(d.packs, recs[n-1], &d.strs)
 		rc.at, rc.n = uint32(at), uint32(len(d.packs)-at)
 		recs[n-1] = nil
 		recs = recs[:n-1]
 	}
 	if len(recs) > 0 {
-		rc.recs = slices.Clip(recs)
+		if d.retiredRecs == nil {
+			d.retiredRecs = make(map[int][]*Record)
+		}
+		d.retiredRecs[c.id] = slices.Clip(recs)
 	}
 	switch {
-	case end != nil && rc.recs == nil && rc.n == 0:
+	case end != nil && len(recs) == 0 && rc.n == 0:
 		// Nothing is left for Close (a Local took the conn record:
 		// report's Partial does): the connection ends here, with its
 		// recConnEnd and what the Local flushed, and keeps nothing to
@@ -251,7 +254,7 @@ func (d *Decoder) retire(c *conn) {
 	// have the merge of a Parallel forget the connection's id, which the
 	// end of the capture does anyway (100,000 of them queued at Close
 	// took 19 MB).
-	if rc.recs != nil || rc.n > 0 {
+	if len(recs) > 0 || rc.n > 0 {
 		d.retired = append(d.retired, rc)
 	}
 	// The idle heap may point at c until it next drops the entries of
@@ -284,8 +287,11 @@ func (d *Decoder) offerQueued() {
 
 // unretire queues the records of a retired connection, at Close.
 func (d *Decoder) unretire(r retiredConn) {
-	for _, rec := range r.recs {
-		d.push(rec)
+	if recs, ok := d.retiredRecs[r.id]; ok {
+		for _, rec := range recs {
+			d.push(rec)
+		}
+		delete(d.retiredRecs, r.id)
 	}
 	if r.n > 0 {
 		// Merged with the records queued as they are emitted (Decoder.lazy).
