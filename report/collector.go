@@ -212,10 +212,11 @@ type Collector struct {
 		id int
 		ok bool
 	} // the slot of the row revived last
-	deadRows   int      // octets of rowArena revived since
-	packedSpan span     // the spans of the rows packed, merged
-	strs       []string // states and check families of packed rows
-	keepRows   bool     // tests: pack no row
+	deadRows   int          // octets of rowArena revived since
+	packedSpan span         // the spans of the rows packed, merged
+	strs       []string     // states and check families of packed rows
+	spareRows  []*connStats // rows dropped by packRow, for revive
+	keepRows   bool         // tests: pack no row
 }
 
 // NewCollector returns an empty Collector.
@@ -278,7 +279,12 @@ func (c *Collector) Add(r *flows.Record) {
 			cs.ops.pack(&c.opPool)
 		}
 	}
-	if c.done(cs) {
+	if (r.Type == flows.RecConn || r.Type == flows.RecFinding) && c.done(cs) {
+		// The records a connection ends with (rowpack.go); an FPDU or
+		// message record after its conn record leaves the row as it
+		// is until the next of them, rather than pack it at every
+		// record (a stream that goes on with a connection's records
+		// after its conn record, as BenchmarkCollectorAdd's does).
 		c.packRow(cs)
 	}
 }

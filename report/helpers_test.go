@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -153,12 +154,19 @@ func (c *Collector) row(id int) *connStats {
 	return copyRow(&cs)
 }
 
-// copyRow copies cs with its dense opcode histogram, which eachConn reuses.
+// copyRow copies cs with what it points to, which eachConn reuses.
 func copyRow(cs *connStats) *connStats {
 	v := *cs
 	if h := cs.ops.open; h != nil {
 		d := *h
 		v.ops.open = &d
+	}
+	v.ops.cells = slices.Clone(cs.ops.cells)
+	v.fam = slices.Clone(cs.fam)
+	if cs.lat != nil {
+		l := *cs.lat
+		l.counts = slices.Clone(l.counts)
+		v.lat = &l
 	}
 	return &v
 }

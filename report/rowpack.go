@@ -271,10 +271,13 @@ func (r *rowReader) addrPort() netip.AddrPort {
 }
 
 // unpackRow reads the row packed at the front of b into cs (which it
-// overwrites), taking a dense opcode histogram from the pool when the row
-// had one, and returns the rest of b.
+// overwrites, reusing the room of its slices and latency histogram: cs
+// must be a scratch row or one packRow dropped), taking a dense opcode
+// histogram from the pool when the row had one, and returns the rest of
+// b.
 func (c *Collector) unpackRow(b []byte, cs *connStats) ([]byte, error) {
 	r := rowReader{b: b}
+	fam, cells, lat := cs.fam[:0], cs.ops.cells[:0], cs.lat
 	*cs = connStats{id: r.int()}
 	flags := uint64(binary.LittleEndian.Uint32(r.bytes(4)))
 	for _, f := range rowFlags(cs) {
@@ -302,7 +305,7 @@ func (c *Collector) unpackRow(b []byte, cs *connStats) ([]byte, error) {
 	}
 	cs.octets = r.uvarint()
 	if n := r.uvarint(); n > 0 && n <= uint64(len(r.b)) {
-		cs.fam = make(famCounts, n)
+		cs.fam = slices.Grow(fam, int(n))[:n]
 		for k := range cs.fam {
 			f := &cs.fam[k]
 			if i := r.uvarint(); i < uint64(len(c.strs)) {
@@ -325,7 +328,7 @@ func (c *Collector) unpackRow(b []byte, cs *connStats) ([]byte, error) {
 	if flags&rowOpsDense != 0 {
 		cs.ops.open = cs.ops.counting(&c.opPool)
 	} else if n > 0 {
-		cs.ops.cells = make([]opCell, 0, n)
+		cs.ops.cells = slices.Grow(cells, int(n))
 	}
 	for ; n > 0 && r.err == nil; n-- {
 		k := r.bytes(2)
@@ -342,14 +345,19 @@ func (c *Collector) unpackRow(b []byte, cs *connStats) ([]byte, error) {
 		}
 	}
 	if flags&rowLat != 0 {
-		h := &latHist{n: r.uvarint(), zero: r.uvarint()}
+		h := lat
+		if h == nil {
+			h = new(latHist)
+		}
+		counts := h.counts[:0]
+		*h = latHist{n: r.uvarint(), zero: r.uvarint()}
 		h.min, h.max, h.minPos = time.Duration(r.varint()), time.Duration(r.varint()), time.Duration(r.varint())
 		h.sum = math.Float64frombits(binary.LittleEndian.Uint64(r.bytes(8)))
 		h.off = r.int()
 		if n := r.uvarint(); n > uint64(len(r.b)) {
 			r.fail()
 		} else if n > 0 {
-			h.counts = make([]uint64, n)
+			h.counts = slices.Grow(counts, int(n))[:n]
 			for i := range h.counts {
 				h.counts[i] = r.uvarint()
 			}
@@ -439,12 +447,23 @@ func (c *Collector) packRow(cs *connStats) {
 		*h = opHist{}
 		c.opPool = append(c.opPool, h)
 	}
+	if len(c.spareRows) < maxSpareRows {
+		c.spareRows = append(c.spareRows, cs)
+	}
 }
+
+// maxSpareRows bounds the rows packRow keeps for revive to reuse.
+const maxSpareRows = 16
 
 // revive unpacks the row of connection id, packed in slot, back into the
 // live rows and returns it.
 func (c *Collector) revive(id int, slot rowSlot) *connStats {
-	cs := new(connStats)
+	var cs *connStats
+	if n := len(c.spareRows); n > 0 {
+		cs, c.spareRows = c.spareRows[n-1], c.spareRows[:n-1]
+	} else {
+		cs = new(connStats)
+	}
 	if _, err := c.unpackRow(c.rowArena[slot.at:slot.at+slot.n], cs); err != nil || cs.id != id {
 		// Not reached: the arena holds what packRow wrote.
 		*cs = connStats{id: id}

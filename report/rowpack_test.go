@@ -189,11 +189,18 @@ func FuzzUnpackRow(f *testing.F) {
 	f.Add(c.packRowTo(nil, cs))
 	cs.ops = opTally{open: &opHist{}}
 	f.Add(c.packRowTo(nil, cs))
+	full := c.packRowTo(nil, cs)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var got connStats
 		if rest, err := c.unpackRow(b, &got); err == nil && len(rest) > len(b) {
 			t.Fatal("rest longer than the input")
 		}
+		// Into a row that had slices and a latency histogram, whose
+		// room unpackRow reuses.
+		if _, err := c.unpackRow(full, &got); err != nil {
+			t.Fatal(err)
+		}
+		c.unpackRow(b, &got)
 	})
 }
 
