@@ -2,12 +2,11 @@ package flows
 
 import (
 	"encoding/binary"
-	"errors"
 	"net/netip"
-	"slices"
 	"time"
 
 	"github.com/iwarpkit/iwarpkit/dissect/mpa"
+	"github.com/iwarpkit/iwarpkit/internal/varpack"
 )
 
 // A retired connection (settle.go) keeps its conn record to the end of
@@ -17,11 +16,12 @@ import (
 // Decoder.packs instead, some 40 to 80 octets of varints (55 on
 // average for the bundled captures' records, TestPackConn; its strings,
 // the state and the interop row, by their index in a table of the
-// Decoder's) that unpackConn turns back into the same record at Close. It is written by
-// hand because nothing here is generic: the encoding lives for one run
-// of one process, and encoding/gob or JSON would take more room and
-// time for the same fields. A record it cannot pack (an address with a
-// zone, a field it does not know set) stays a Record.
+// Decoder's) that unpackConn turns back into the same record at Close.
+// It is written by hand (with internal/varpack) because nothing here is
+// generic: the encoding lives for one run of one process, and
+// encoding/gob or JSON would take more room and time for the same
+// fields. A record it cannot pack (an address with a zone, a field it
+// does not know set) stays a Record.
 
 // The records queued at Close are held together until they are all
 // queued, and 100,000 whole conn records there were the peak of the
@@ -97,10 +97,6 @@ func setFlags(fs []boolField, fl uint64) {
 	}
 }
 
-// errPacked is the error of a packed record that does not decode: a bug,
-// never the capture's doing.
-var errPacked = errors.New("flows: packed conn record does not decode")
-
 // packable reports whether r is a conn record packConn keeps whole.
 func packable(r *Record) bool {
 	s := r.Summary
@@ -142,13 +138,13 @@ func packConn(b []byte, r *Record, strs *[]string) []byte {
 		b = binary.AppendVarint(b, r.TS.Unix())
 		b = binary.AppendUvarint(b, uint64(r.TS.Nanosecond()))
 	}
-	b = packAddrPort(b, s.Initiator)
-	b = packAddrPort(b, s.Responder)
+	b = varpack.AppendAddrPort(b, s.Initiator)
+	b = varpack.AppendAddrPort(b, s.Responder)
 	if fl&(packABInit|packABResp) == 0 {
-		b = packAddrPort(b, s.A)
-		b = packAddrPort(b, s.B)
+		b = varpack.AppendAddrPort(b, s.A)
+		b = varpack.AppendAddrPort(b, s.B)
 	}
-	b = packString(b, s.State, strs)
+	b = varpack.AppendString(b, s.State, strs, maxPackStrs)
 	b = append(b, s.Rev, byte(s.RTR))
 	for _, v := range [...]uint64{uint64(s.IRD), uint64(s.ORD), uint64(s.Octets), s.FirstFrame, s.LastFrame} {
 		b = binary.AppendUvarint(b, v)
@@ -157,161 +153,59 @@ func packConn(b []byte, r *Record, strs *[]string) []byte {
 		b = binary.AppendVarint(b, int64(v))
 	}
 	if iv := s.Interop; iv != nil {
-		b = packString(b, iv.Initiator, strs)
-		b = packString(b, iv.Responder, strs)
-		b = packString(b, iv.Row, strs)
+		b = varpack.AppendString(b, iv.Initiator, strs, maxPackStrs)
+		b = varpack.AppendString(b, iv.Responder, strs, maxPackStrs)
+		b = varpack.AppendString(b, iv.Row, strs, maxPackStrs)
 		b = binary.AppendVarint(b, int64(iv.ExpectV))
 		b = binary.AppendVarint(b, int64(iv.ObservedV))
 	}
 	return b
 }
 
-// packAddrPort appends ap: its address's length (0, 4 or 16), the
-// address and the port.
-func packAddrPort(b []byte, ap netip.AddrPort) []byte {
-	a := ap.Addr()
-	switch {
-	case !a.IsValid():
-		return append(b, 0)
-	case a.Is4():
-		v := a.As4()
-		b = append(append(b, 4), v[:]...)
-	default:
-		v := a.As16()
-		b = append(append(b, 16), v[:]...)
-	}
-	return binary.BigEndian.AppendUint16(b, ap.Port())
-}
-
-// packString appends s: its index in the table strs, which it adds s to,
-// times two plus one; or, once the table is full, its length times two
-// and its octets.
-func packString(b []byte, s string, strs *[]string) []byte {
-	i := slices.Index(*strs, s)
-	if i < 0 && len(*strs) < maxPackStrs {
-		*strs = append(*strs, s)
-		i = len(*strs) - 1
-	}
-	if i >= 0 {
-		return binary.AppendUvarint(b, uint64(i)<<1|1)
-	}
-	return append(binary.AppendUvarint(b, uint64(len(s))<<1), s...)
-}
-
-// unpacker reads what packConn wrote; err is set at the first octet
-// missing.
-type unpacker struct {
-	b    []byte
-	strs []string // the table of packConn's strings
-	err  error
-}
-
-func (u *unpacker) uvarint() uint64 {
-	v, n := binary.Uvarint(u.b)
-	if n <= 0 {
-		u.err, u.b = errPacked, nil
-		return 0
-	}
-	u.b = u.b[n:]
-	return v
-}
-
-func (u *unpacker) varint() int64 {
-	v, n := binary.Varint(u.b)
-	if n <= 0 {
-		u.err, u.b = errPacked, nil
-		return 0
-	}
-	u.b = u.b[n:]
-	return v
-}
-
-func (u *unpacker) bytes(n int) []byte {
-	if n > len(u.b) {
-		u.err, u.b = errPacked, nil
-		return make([]byte, n)
-	}
-	v := u.b[:n]
-	u.b = u.b[n:]
-	return v
-}
-
-func (u *unpacker) addrPort() netip.AddrPort {
-	var a netip.Addr
-	switch u.bytes(1)[0] {
-	case 0:
-		return netip.AddrPort{}
-	case 4:
-		a = netip.AddrFrom4([4]byte(u.bytes(4)))
-	case 16:
-		a = netip.AddrFrom16([16]byte(u.bytes(16)))
-	default:
-		u.err = errPacked
-	}
-	return netip.AddrPortFrom(a, binary.BigEndian.Uint16(u.bytes(2)))
-}
-
-func (u *unpacker) string() string {
-	v := u.uvarint()
-	if v&1 != 0 {
-		if i := v >> 1; i < uint64(len(u.strs)) {
-			return u.strs[i]
-		}
-		u.err, u.b = errPacked, nil
-		return ""
-	}
-	n := v >> 1
-	if n > uint64(len(u.b)) {
-		u.err, u.b = errPacked, nil
-		return ""
-	}
-	return string(u.bytes(int(n)))
-}
-
 // unpackConn returns the conn record of connection id that packConn wrote
 // at the start of b with the string table strs; on an error, the record
 // holds what could be read.
 func unpackConn(b []byte, id int, strs []string) (*Record, error) {
-	u := unpacker{b: b, strs: strs}
-	fl := u.uvarint()
-	r := mkRecord(RecConn, u.uvarint(), time.Time{})
+	u := varpack.Reader{B: b}
+	fl := u.Uvarint()
+	r := mkRecord(RecConn, u.Uvarint(), time.Time{})
 	r.Conn = id
 	if fl&packZeroTS == 0 {
-		sec := u.varint()
-		r.TS = time.Unix(sec, int64(u.uvarint())).UTC()
+		sec := u.Varint()
+		r.TS = time.Unix(sec, int64(u.Uvarint())).UTC()
 	}
 	s := &ConnSummary{}
 	sf := summaryFlags(s)
 	setFlags(sf[:], fl)
-	s.Initiator, s.Responder = u.addrPort(), u.addrPort()
+	s.Initiator, s.Responder = u.AddrPort(), u.AddrPort()
 	switch {
 	case fl&packABInit != 0:
 		s.A, s.B = s.Initiator, s.Responder
 	case fl&packABResp != 0:
 		s.A, s.B = s.Responder, s.Initiator
 	default:
-		s.A, s.B = u.addrPort(), u.addrPort()
+		s.A, s.B = u.AddrPort(), u.AddrPort()
 	}
-	s.State = u.string()
-	v := u.bytes(2)
+	s.State = u.String(strs)
+	v := u.Bytes(2)
 	s.Rev, s.RTR = v[0], mpa.RTRSet(v[1])
-	s.IRD, s.ORD = uint16(u.uvarint()), uint16(u.uvarint())
-	s.Octets, s.FirstFrame, s.LastFrame = u.uvarint(), u.uvarint(), u.uvarint()
-	s.DDPVersion, s.FPDUs, s.Messages = int(u.varint()), int(u.varint()), int(u.varint())
-	s.CRCErrors, s.Findings = int(u.varint()), int(u.varint())
+	s.IRD, s.ORD = uint16(u.Uvarint()), uint16(u.Uvarint())
+	s.Octets, s.FirstFrame, s.LastFrame = u.Uvarint(), u.Uvarint(), u.Uvarint()
+	s.DDPVersion, s.FPDUs, s.Messages = int(u.Varint()), int(u.Varint()), int(u.Varint())
+	s.CRCErrors, s.Findings = int(u.Varint()), int(u.Varint())
 	if fl&packInterop != 0 {
 		s.Interop = &Interop{
-			Initiator: u.string(),
-			Responder: u.string(),
-			Row:       u.string(),
-			ExpectV:   int(u.varint()),
-			ObservedV: int(u.varint()),
+			Initiator: u.String(strs),
+			Responder: u.String(strs),
+			Row:       u.String(strs),
+			ExpectV:   int(u.Varint()),
+			ObservedV: int(u.Varint()),
 		}
 		f := interopFlags(s.Interop)
 		setFlags(f[:], fl)
 	}
 	r.Summary = s
-	return r, u.err
+	return r, u.Err
 }
 
 // lazyConn is a packed conn record's place among the records emitted at
@@ -325,7 +219,7 @@ type lazyConn struct {
 
 // packedFrame returns the frame of the conn record packed in b.
 func packedFrame(b []byte) uint64 {
-	u := unpacker{b: b}
-	u.uvarint() // the flags
-	return u.uvarint()
+	u := varpack.Reader{B: b}
+	u.Uvarint() // the flags
+	return u.Uvarint()
 }

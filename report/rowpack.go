@@ -2,11 +2,12 @@ package report
 
 import (
 	"encoding/binary"
-	"errors"
 	"math"
 	"net/netip"
 	"slices"
 	"time"
+
+	"github.com/iwarpkit/iwarpkit/internal/varpack"
 )
 
 // A finished connection's row of the tables is packed (issue 6). Up to
@@ -19,10 +20,10 @@ import (
 // the connStats; a later record of the connection (findings of the end, a
 // retired connection's conn record) unpacks it again (revive), and it is
 // packed again into its slot if it fits. The tables read packed rows one at a time
-// into a scratch connStats (eachConn). It is written by hand for the same
-// reasons as flows' packed conn records (flows/retired.go): the encoding
-// lives for one run of one process, and a general encoder would take more
-// room and time for the same fields. A row it cannot pack (an address with
+// into a scratch connStats (eachConn). It is written by hand, with
+// internal/varpack, for the same reasons as flows' packed conn records
+// (flows/retired.go): the encoding lives for one run of one process, and
+// a general encoder would take more room and time for the same fields. A row it cannot pack (an address with
 // a zone, a slow timestamp, see wallOf) stays a connStats.
 
 // Flags of a packed row.
@@ -51,6 +52,10 @@ const (
 	rowSumMR2I
 	rowSumEnhanced
 )
+
+// maxRowStrs bounds the Collector's table of the strings of packed rows
+// (states and check families, a handful); past it they are written out.
+const maxRowStrs = 256
 
 // rowEndsShift places two bits of a packed row's flags: how its initiator
 // and responder relate to its a and b.
@@ -83,9 +88,6 @@ func rowFlags(cs *connStats) [21]struct {
 		{rowSumEnhanced, &cs.sum.enhanced},
 	}
 }
-
-// errRowCut: a packed row ends early or holds a value out of range.
-var errRowCut = errors.New("report: packed row cut short or damaged")
 
 // packable reports whether cs can be packed and unpacked to the same
 // value.
@@ -123,13 +125,13 @@ func (c *Collector) packRowTo(b []byte, cs *connStats) []byte {
 	// Fixed width: a row packed again with its conn record's flags takes
 	// no more room for them (rowRoom).
 	b = binary.LittleEndian.AppendUint32(b, uint32(flags))
-	b = appendAddrPort(b, cs.a)
-	b = appendAddrPort(b, cs.b)
+	b = varpack.AppendAddrPort(b, cs.a)
+	b = varpack.AppendAddrPort(b, cs.b)
 	if ends == endsOwn {
-		b = appendAddrPort(b, cs.initiator)
-		b = appendAddrPort(b, cs.responder)
+		b = varpack.AppendAddrPort(b, cs.initiator)
+		b = varpack.AppendAddrPort(b, cs.responder)
 	}
-	b = binary.AppendUvarint(b, uint64(c.intern(cs.sum.state)))
+	b = varpack.AppendString(b, cs.sum.state, &c.strs, maxRowStrs)
 	b = append(b, cs.sum.rev, cs.rev)
 	for _, v := range [...]uint16{cs.sum.ird, cs.sum.ord, cs.ird, cs.ord} {
 		b = binary.AppendUvarint(b, uint64(v))
@@ -140,7 +142,7 @@ func (c *Collector) packRowTo(b []byte, cs *connStats) []byte {
 	b = binary.AppendUvarint(b, cs.octets)
 	b = binary.AppendUvarint(b, uint64(len(cs.fam)))
 	for _, f := range cs.fam {
-		b = binary.AppendUvarint(b, uint64(c.intern(f.fam)))
+		b = varpack.AppendString(b, f.fam, &c.strs, maxRowStrs)
 		for _, v := range f.n {
 			b = binary.AppendVarint(b, int64(v))
 		}
@@ -175,154 +177,52 @@ func (c *Collector) packRowTo(b []byte, cs *connStats) []byte {
 	return b
 }
 
-// appendAddrPort appends a (without a zone): a length (0, 4 or 16), the
-// address and the port.
-func appendAddrPort(b []byte, a netip.AddrPort) []byte {
-	ip := a.Addr()
-	switch {
-	case !ip.IsValid():
-		return append(b, 0)
-	case ip.Is4():
-		v := ip.As4()
-		b = append(append(b, 4), v[:]...)
-	default:
-		v := ip.As16()
-		b = append(append(b, 16), v[:]...)
-	}
-	return binary.BigEndian.AppendUint16(b, a.Port())
-}
-
-// rowReader reads a packed row, noting the first error.
-type rowReader struct {
-	b   []byte
-	err error
-}
-
-func (r *rowReader) uvarint() uint64 {
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.fail()
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *rowReader) varint() int64 {
-	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.fail()
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-// int reads a varint that must fit an int.
-func (r *rowReader) int() int {
-	v := r.varint()
-	if int64(int(v)) != v {
-		r.fail()
-		return 0
-	}
-	return int(v)
-}
-
-func (r *rowReader) u16() uint16 {
-	v := r.uvarint()
-	if v > math.MaxUint16 {
-		r.fail()
-		return 0
-	}
-	return uint16(v)
-}
-
-func (r *rowReader) bytes(n int) []byte {
-	if len(r.b) < n {
-		r.fail()
-		return make([]byte, n)
-	}
-	v := r.b[:n]
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *rowReader) fail() {
-	if r.err == nil {
-		r.err = errRowCut
-	}
-	r.b = nil
-}
-
-func (r *rowReader) addrPort() netip.AddrPort {
-	var ip netip.Addr
-	switch l := r.bytes(1)[0]; l {
-	case 0:
-		return netip.AddrPort{}
-	case 4:
-		ip = netip.AddrFrom4([4]byte(r.bytes(4)))
-	case 16:
-		ip = netip.AddrFrom16([16]byte(r.bytes(16)))
-	default:
-		r.fail()
-		return netip.AddrPort{}
-	}
-	return netip.AddrPortFrom(ip, binary.BigEndian.Uint16(r.bytes(2)))
-}
-
 // unpackRow reads the row packed at the front of b into cs (which it
 // overwrites, reusing the room of its slices and latency histogram: cs
 // must be a scratch row or one packRow dropped), taking a dense opcode
 // histogram from the pool when the row had one, and returns the rest of
 // b.
 func (c *Collector) unpackRow(b []byte, cs *connStats) ([]byte, error) {
-	r := rowReader{b: b}
+	r := varpack.Reader{B: b}
 	fam, cells, lat := cs.fam[:0], cs.ops.cells[:0], cs.lat
-	*cs = connStats{id: r.int()}
-	flags := uint64(binary.LittleEndian.Uint32(r.bytes(4)))
+	*cs = connStats{id: r.Int()}
+	flags := uint64(binary.LittleEndian.Uint32(r.Bytes(4)))
 	for _, f := range rowFlags(cs) {
 		*f.v = flags&f.bit != 0
 	}
-	cs.a, cs.b = r.addrPort(), r.addrPort()
+	cs.a, cs.b = r.AddrPort(), r.AddrPort()
 	switch flags >> rowEndsShift & 3 {
 	case endsAB:
 		cs.initiator, cs.responder = cs.a, cs.b
 	case endsBA:
 		cs.initiator, cs.responder = cs.b, cs.a
 	case endsOwn:
-		cs.initiator, cs.responder = r.addrPort(), r.addrPort()
+		cs.initiator, cs.responder = r.AddrPort(), r.AddrPort()
 	}
-	if i := r.uvarint(); i < uint64(len(c.strs)) {
-		cs.sum.state = c.strs[i]
-	} else {
-		r.fail()
-	}
-	revs := r.bytes(2)
+	cs.sum.state = r.String(c.strs)
+	revs := r.Bytes(2)
 	cs.sum.rev, cs.rev = revs[0], revs[1]
-	cs.sum.ird, cs.sum.ord, cs.ird, cs.ord = r.u16(), r.u16(), r.u16(), r.u16()
+	cs.sum.ird, cs.sum.ord, cs.ird, cs.ord = r.Uint16(), r.Uint16(), r.Uint16(), r.Uint16()
 	for _, v := range [...]*int{&cs.messages, &cs.findings, &cs.sev[0], &cs.sev[1], &cs.sev[2], &cs.sev[3], &cs.fpdus, &cs.crcErrors} {
-		*v = r.int()
+		*v = r.Int()
 	}
-	cs.octets = r.uvarint()
-	if n := r.uvarint(); n > 0 && n <= uint64(len(r.b)) {
+	cs.octets = r.Uvarint()
+	if n := r.Uvarint(); n > 0 && n <= uint64(len(r.B)) {
 		cs.fam = slices.Grow(fam, int(n))[:n]
 		for k := range cs.fam {
 			f := &cs.fam[k]
-			if i := r.uvarint(); i < uint64(len(c.strs)) {
-				f.fam = c.strs[i]
-			} else {
-				r.fail()
-			}
+			f.fam = r.String(c.strs)
+
 			for s := range f.n {
-				f.n[s] = r.int()
+				f.n[s] = r.Int()
 			}
 		}
 	} else if n > 0 {
-		r.fail()
+		r.Fail()
 	}
-	n := r.uvarint()
-	if n > uint64(len(r.b)) {
-		r.fail()
+	n := r.Uvarint()
+	if n > uint64(len(r.B)) {
+		r.Fail()
 		n = 0
 	}
 	if flags&rowOpsDense != 0 {
@@ -330,12 +230,12 @@ func (c *Collector) unpackRow(b []byte, cs *connStats) ([]byte, error) {
 	} else if n > 0 {
 		cs.ops.cells = slices.Grow(cells, int(n))
 	}
-	for ; n > 0 && r.err == nil; n-- {
-		k := r.bytes(2)
-		v := opCount{r.uvarint(), r.uvarint()}
+	for ; n > 0 && r.Err == nil; n-- {
+		k := r.Bytes(2)
+		v := opCount{r.Uvarint(), r.Uvarint()}
 		dir, op := int(k[0]), int(k[1])
 		if dir >= 3 || op >= nOps {
-			r.fail()
+			r.Fail()
 			break
 		}
 		if h := cs.ops.open; h != nil {
@@ -350,38 +250,28 @@ func (c *Collector) unpackRow(b []byte, cs *connStats) ([]byte, error) {
 			h = new(latHist)
 		}
 		counts := h.counts[:0]
-		*h = latHist{n: r.uvarint(), zero: r.uvarint()}
-		h.min, h.max, h.minPos = time.Duration(r.varint()), time.Duration(r.varint()), time.Duration(r.varint())
-		h.sum = math.Float64frombits(binary.LittleEndian.Uint64(r.bytes(8)))
-		h.off = r.int()
-		if n := r.uvarint(); n > uint64(len(r.b)) {
-			r.fail()
+		*h = latHist{n: r.Uvarint(), zero: r.Uvarint()}
+		h.min, h.max, h.minPos = time.Duration(r.Varint()), time.Duration(r.Varint()), time.Duration(r.Varint())
+		h.sum = math.Float64frombits(binary.LittleEndian.Uint64(r.Bytes(8)))
+		h.off = r.Int()
+		if n := r.Uvarint(); n > uint64(len(r.B)) {
+			r.Fail()
 		} else if n > 0 {
 			h.counts = slices.Grow(counts, int(n))[:n]
 			for i := range h.counts {
-				h.counts[i] = r.uvarint()
+				h.counts[i] = r.Uvarint()
 			}
 		}
 		cs.lat = h
 	}
-	cs.fw.sec = r.varint()
-	cs.fw.nsec = int32(r.varint())
-	cs.lw.sec = cs.fw.sec + r.varint()
-	cs.lw.nsec = int32(r.varint())
-	if r.err != nil {
-		return nil, r.err
+	cs.fw.sec = r.Varint()
+	cs.fw.nsec = int32(r.Varint())
+	cs.lw.sec = cs.fw.sec + r.Varint()
+	cs.lw.nsec = int32(r.Varint())
+	if r.Err != nil {
+		return nil, r.Err
 	}
-	return r.b, nil
-}
-
-// intern returns the index of s in c.strs, adding it: the states and
-// check families of the rows, a handful of strings.
-func (c *Collector) intern(s string) int {
-	if i := slices.Index(c.strs, s); i >= 0 {
-		return i
-	}
-	c.strs = append(c.strs, s)
-	return len(c.strs) - 1
+	return r.B, nil
 }
 
 // done reports whether cs's connection has ended: its conn record came

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -150,6 +151,20 @@ func TestPackRow(t *testing.T) {
 	if len(rest) != 0 {
 		t.Fatalf("%d octets left", len(rest))
 	}
+	// A Collector whose table of strings is full writes them out.
+	full := NewCollector()
+	for i := range maxRowStrs {
+		full.strs = append(full.strs, fmt.Sprint("other ", i))
+	}
+	for _, want := range rows[:6] {
+		var got connStats
+		if _, err := full.unpackRow(full.packRowTo(nil, want), &got); err != nil || !reflect.DeepEqual(&got, want) {
+			t.Fatalf("row %d, strings written out: %v\n%+v\nwant\n%+v", want.id, err, got, *want)
+		}
+	}
+	if len(full.strs) != maxRowStrs {
+		t.Fatalf("the full table grew to %d", len(full.strs))
+	}
 	one := c.packRowTo(nil, rows[0])
 	for n := range len(one) {
 		var got connStats
@@ -181,7 +196,6 @@ func bundled(t *testing.T) []string {
 // panic.
 func FuzzUnpackRow(f *testing.F) {
 	c := NewCollector()
-	c.intern("closed")
 	cs := &connStats{id: 3, a: netip.MustParseAddrPort("10.0.0.1:5"), b: netip.MustParseAddrPort("[2001:db8::1]:6"),
 		hasSum: true, fam: famCounts{{fam: "closed", n: sevCount{1, 2, 3, 4}}}, lat: &latHist{n: 2, counts: []uint64{1, 1}}}
 	cs.initiator, cs.responder = cs.b, cs.a
