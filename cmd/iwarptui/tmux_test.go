@@ -78,7 +78,11 @@ func TestTmux(t *testing.T) {
 
 	// The first screen: the whole capture indexed, the MPA Request of
 	// frame 4 selected (MANIFEST.md: Request in 4, Reply in 6).
-	scr := m.waitFor("indexed")
+	// The header says "indexed" a moment before the status line and the
+	// detail of the selected row are drawn: under load (CI, on a busy
+	// machine) that moment was long enough to read a screen without them.
+	m.waitFor("indexed")
+	scr := m.waitFor("row 1/43 · frame 4")
 	for _, want := range []string{"50 frames", "MPA Request rev 2", "MPA Reply rev 2", "row 1/43 · frame 4"} {
 		if !strings.Contains(scr, want) {
 			t.Errorf("first screen lacks %q:\n%s", want, scr)
