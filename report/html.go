@@ -3,6 +3,7 @@ package report
 import (
 	"html/template"
 	"io"
+	"iter"
 	"time"
 
 	"github.com/iwarpkit/iwarpkit/dissect"
@@ -32,7 +33,7 @@ type htmlData struct {
 	Title      string
 	Summary    []htmlKV
 	Worst      string
-	Conns      []connRow
+	Conns      iter.Seq[connRow] // made row by row as the page is written
 	Findings   []findRow
 	Details    []htmlFinding
 	Dropped    int
@@ -61,7 +62,7 @@ func tsLabel(t time.Time) string {
 func (c *Collector) WriteHTML(w io.Writer, title string) error {
 	d := htmlData{
 		Title:      title,
-		Conns:      c.connRows(),
+		Conns:      c.connSeq,
 		Findings:   c.findRows(),
 		Dropped:    c.dropped,
 		Throughput: c.throughputChart(),

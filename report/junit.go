@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/xml"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,16 +26,8 @@ var checkFamilies = []struct{ name, doc string }{
 // JUnit XML, following the structure common to the Ant JUnit task, the
 // Jenkins junit-10.xsd and the windyroad JUnit.xsd: testsuites > testsuite
 // (properties, testcase*, system-out, system-err) > testcase (failure?).
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Time     string       `xml:"time,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
-
+// The testsuites element (attributes name, tests, failures, errors, time)
+// is written by WriteJUnit token by token around its suites.
 type junitSuite struct {
 	Name       string          `xml:"name,attr"`
 	Tests      int             `xml:"tests,attr"`
@@ -101,102 +94,144 @@ func junitTime(t time.Time) string {
 //     system-out. JUnit errors (crashes of the test itself) are always 0.
 func (c *Collector) WriteJUnit(w io.Writer, name string) error {
 	all := c.total()
-	doc := junitSuites{Name: name, Time: seconds(all.duration())}
 	byConn := make(map[int][]*keptFinding)
 	for i := range c.kept {
 		k := &c.kept[i]
 		byConn[k.conn] = append(byConn[k.conn], k)
 	}
+	// The suites are written one by one as they are made (the document
+	// of 65,536 connections held 100 MB of XML's worth): the counts of
+	// the document's attributes come first, from a pass of their own.
+	tests, failures := 0, 0
 	c.eachConn(func(cs *connStats) {
-		row := cs.row()
-		s := junitSuite{
-			Name:     "conn " + row.Label + " " + row.Initiator + " > " + row.Responder,
-			Time:     seconds(row.Duration),
-			Hostname: "localhost",
-			ID:       cs.id,
-			Package:  name,
-		}
-		ts := cs.first()
-		if !cs.haveTS {
-			ts = all.first()
-		}
-		s.Timestamp = junitTime(ts)
-		s.Properties = []junitProperty{
-			{"initiator", row.Initiator}, {"responder", row.Responder}, {"state", row.State},
-			{"mpa.rev", row.Rev}, {"mpa.crc", row.CRC}, {"mpa.markers_i2r_r2i", row.Markers},
-			{"mpa.ird_ord", row.IRDORD}, {"fpdus", itoa(row.FPDUs)}, {"messages", itoa(row.Messages)},
-			{"octets", utoa(row.Octets)}, {"crc_errors", itoa(row.CRCErrors)}, {"findings", itoa(row.Findings)},
-		}
-		fams := make([]string, 0, len(checkFamilies)+len(cs.fam))
-		docs := make(map[string]string)
-		for _, f := range checkFamilies {
-			fams = append(fams, f.name)
-			docs[f.name] = f.doc
-		}
-		var extra []string
-		for _, f := range cs.fam {
-			if _, ok := docs[f.fam]; !ok {
-				extra = append(extra, f.fam)
-			}
-		}
-		sort.Strings(extra)
-		fams = append(fams, extra...)
-		kept := byConn[cs.id]
-		var notes strings.Builder
-		for _, k := range kept {
-			if k.sev < dissect.SeverityWarning {
-				notes.WriteString(findingLine(k))
-			}
-		}
-		class := name + ".conn" + row.Label
-		for _, fam := range fams {
-			tc := junitCase{Name: fam, ClassName: class, Time: "0"}
-			n := cs.fam.of(fam)
-			bad := n[dissect.SeverityError] + n[dissect.SeverityWarning]
-			if bad > 0 {
-				typ := dissect.SeverityWarning.String()
-				if n[dissect.SeverityError] > 0 {
-					typ = dissect.SeverityError.String()
-				}
-				var text strings.Builder
-				listed, first := 0, ""
-				for _, k := range kept {
-					if k.sev >= dissect.SeverityWarning && family(k.code) == fam {
-						if first == "" {
-							first = k.code + " in frame " + utoa(k.frame)
-						}
-						text.WriteString(findingLine(k))
-						listed++
-					}
-				}
-				if listed < bad {
-					text.WriteString(itoa(bad-listed) + " more not listed (only the first " + itoa(c.maxFindings) + " findings are kept)\n")
-				}
-				msg := itoa(n[dissect.SeverityError]) + " error, " + itoa(n[dissect.SeverityWarning]) + " warning findings"
-				if first != "" {
-					msg += "; first: " + first
-				}
-				tc.Failure = &junitFailure{Message: xmlSafe(msg), Type: typ, Text: text.String()}
-				s.Failures++
-			}
-			s.Cases = append(s.Cases, tc)
-		}
-		s.Tests = len(s.Cases)
-		s.SystemOut = junitText{notes.String()}
-		doc.Tests += s.Tests
-		doc.Failures += s.Failures
-		doc.Suites = append(doc.Suites, s)
+		t, f := junitCounts(cs)
+		tests, failures = tests+t, failures+f
 	})
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
 	enc := xml.NewEncoder(w)
 	enc.Indent("", "  ")
-	if err := enc.Encode(&doc); err != nil {
+	// The attributes of junitSuites, in its order.
+	start := xml.StartElement{Name: xml.Name{Local: "testsuites"}, Attr: []xml.Attr{
+		{Name: xml.Name{Local: "name"}, Value: name}, {Name: xml.Name{Local: "tests"}, Value: itoa(tests)},
+		{Name: xml.Name{Local: "failures"}, Value: itoa(failures)}, {Name: xml.Name{Local: "errors"}, Value: "0"},
+		{Name: xml.Name{Local: "time"}, Value: seconds(all.duration())}}}
+	if err := enc.EncodeToken(start); err != nil {
 		return err
 	}
-	_, err := io.WriteString(w, "\n")
+	var err error
+	suite := xml.StartElement{Name: xml.Name{Local: "testsuite"}}
+	c.eachConn(func(cs *connStats) {
+		if err == nil {
+			s := c.junitSuite(cs, name, &all, byConn[cs.id])
+			err = enc.EncodeElement(&s, suite)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if err := enc.EncodeToken(start.End()); err != nil {
+		return err
+	}
+	if err := enc.Flush(); err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, "\n")
 	return err
+}
+
+// junitFamilies returns the check families of cs's testcases: those of
+// checkFamilies, then the others it has findings of, sorted.
+func junitFamilies(cs *connStats) []string {
+	fams := make([]string, 0, len(checkFamilies)+len(cs.fam))
+	for _, f := range checkFamilies {
+		fams = append(fams, f.name)
+	}
+	var extra []string
+	for _, f := range cs.fam {
+		if !slices.Contains(fams[:len(checkFamilies)], f.fam) {
+			extra = append(extra, f.fam)
+		}
+	}
+	sort.Strings(extra)
+	return append(fams, extra...)
+}
+
+// junitCounts returns the testcases of cs's suite and how many fail.
+func junitCounts(cs *connStats) (tests, failures int) {
+	for _, fam := range junitFamilies(cs) {
+		tests++
+		if n := cs.fam.of(fam); n[dissect.SeverityError]+n[dissect.SeverityWarning] > 0 {
+			failures++
+		}
+	}
+	return tests, failures
+}
+
+// junitSuite returns the testsuite of cs, whose kept findings are kept.
+func (c *Collector) junitSuite(cs *connStats, name string, all *span, kept []*keptFinding) junitSuite {
+	row := cs.row()
+	s := junitSuite{
+		Name:     "conn " + row.Label + " " + row.Initiator + " > " + row.Responder,
+		Time:     seconds(row.Duration),
+		Hostname: "localhost",
+		ID:       cs.id,
+		Package:  name,
+	}
+	ts := cs.first()
+	if !cs.haveTS {
+		ts = all.first()
+	}
+	s.Timestamp = junitTime(ts)
+	s.Properties = []junitProperty{
+		{"initiator", row.Initiator}, {"responder", row.Responder}, {"state", row.State},
+		{"mpa.rev", row.Rev}, {"mpa.crc", row.CRC}, {"mpa.markers_i2r_r2i", row.Markers},
+		{"mpa.ird_ord", row.IRDORD}, {"fpdus", itoa(row.FPDUs)}, {"messages", itoa(row.Messages)},
+		{"octets", utoa(row.Octets)}, {"crc_errors", itoa(row.CRCErrors)}, {"findings", itoa(row.Findings)},
+	}
+	var notes strings.Builder
+	for _, k := range kept {
+		if k.sev < dissect.SeverityWarning {
+			notes.WriteString(findingLine(k))
+		}
+	}
+	class := name + ".conn" + row.Label
+	for _, fam := range junitFamilies(cs) {
+		tc := junitCase{Name: fam, ClassName: class, Time: "0"}
+		n := cs.fam.of(fam)
+		bad := n[dissect.SeverityError] + n[dissect.SeverityWarning]
+		if bad > 0 {
+			typ := dissect.SeverityWarning.String()
+			if n[dissect.SeverityError] > 0 {
+				typ = dissect.SeverityError.String()
+			}
+			var text strings.Builder
+			listed, first := 0, ""
+			for _, k := range kept {
+				if k.sev >= dissect.SeverityWarning && family(k.code) == fam {
+					if first == "" {
+						first = k.code + " in frame " + utoa(k.frame)
+					}
+					text.WriteString(findingLine(k))
+					listed++
+				}
+			}
+			if listed < bad {
+				text.WriteString(itoa(bad-listed) + " more not listed (only the first " + itoa(c.maxFindings) + " findings are kept)\n")
+			}
+			msg := itoa(n[dissect.SeverityError]) + " error, " + itoa(n[dissect.SeverityWarning]) + " warning findings"
+			if first != "" {
+				msg += "; first: " + first
+			}
+			tc.Failure = &junitFailure{Message: xmlSafe(msg), Type: typ, Text: text.String()}
+			s.Failures++
+		}
+		s.Cases = append(s.Cases, tc)
+	}
+	s.Tests = len(s.Cases)
+	s.SystemOut = junitText{notes.String()}
+	return s
 }
 
 // findingLine formats a kept finding for the JUnit texts.
