@@ -586,11 +586,14 @@ func (c *Collector) fpdu(r *flows.Record, cs *connStats, w wall, slow bool) {
 	cs.octets += n
 	h := cs.ops.open
 	if h == nil {
-		if c.shared != nil {
+		if c.shared != nil || cs.ops.packed {
 			// Partials count most of a connection's FPDUs (Local): the
 			// few left to the Collector go into packed cells, rather
 			// than a dense histogram kept to the connection's conn
-			// record (the end of the capture for one reset).
+			// record (the end of the capture for one reset). And an
+			// FPDU after its connection's histogram was packed (at its
+			// conn record, rowpack.go) adds to the cells: a dense
+			// histogram beside them would be packed over them.
 			cs.ops.packed = true
 			cs.ops.add(dir, op, opCount{1, pl}, nil)
 			h = nil

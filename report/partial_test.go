@@ -203,7 +203,8 @@ func clip(b []byte) []byte {
 // FuzzPartial feeds arbitrary record streams, in order, to a Collector
 // directly and to a second one through a Partial (which takes what it may,
 // the rest going to Add, then everything flushed and absorbed at the end):
-// both must write the same. The streams have timestamps that go back,
+// both must write the same, and the same as a Collector that packs no rows
+// (rowpack.go). The streams have timestamps that go back,
 // connections beyond the Collector's cap, and unknown directions.
 func FuzzPartial(f *testing.F) {
 	f.Add([]byte{})
@@ -213,12 +214,15 @@ func FuzzPartial(f *testing.F) {
 		if len(data) > 1<<13 {
 			return
 		}
-		a, b := NewCollector(), NewCollector()
-		a.maxConns, a.maxFindings = 3, 4
-		b.maxConns, b.maxFindings = 3, 4
+		a, b, k := NewCollector(), NewCollector(), NewCollector()
+		k.keepRows = true
+		for _, x := range []*Collector{a, b, k} {
+			x.maxConns, x.maxFindings = 3, 4
+		}
 		p := b.Local().(*Partial)
 		for _, r := range fuzzRecords(data) {
 			a.Add(r)
+			k.Add(r)
 			if !p.Take(r) {
 				b.Add(r)
 			}
@@ -227,6 +231,9 @@ func FuzzPartial(f *testing.F) {
 			if v := p.Flush(conn); v != nil {
 				b.Absorb(conn, v)
 			}
+		}
+		if got, want := outputs(t, a), outputs(t, k); !bytes.Equal(got, want) {
+			t.Fatalf("rows packed:\n%s\nrows kept whole:\n%s", got, want)
 		}
 		if got, want := outputs(t, b), outputs(t, a); !bytes.Equal(got, want) {
 			t.Fatalf("through a Partial:\n%s\ndirectly:\n%s", got, want)
