@@ -201,6 +201,7 @@ type Collector struct {
 	maxFindings int
 	maxConns    int
 	shared      *partShared // what the Partials of Local read
+	noTimeline  bool        // NoTimeline
 	opPool      opPool      // dense opcode histograms for reuse
 
 	// The rows of connections that ended, packed (rowpack.go).
@@ -229,6 +230,16 @@ func NewCollector() *Collector {
 		maxConns:    MaxConns,
 	}
 }
+
+// NoTimeline has c keep no throughput timeline, which only the HTML
+// report draws (its chart is then empty): for the tables, JUnit and SARIF.
+// Its Partials (Local) then take FPDU records from the first, where
+// otherwise they wait for the timeline's origin, the first FPDU c adds.
+// With thousands of connections in the middle of a message, the records
+// waiting for those messages' records held that first FPDU back, and
+// everything after it (flows.Options.MaxHeld, some 10 MB). Call it before
+// Local and Add.
+func (c *Collector) NoTimeline() { c.noTimeline = true }
 
 // Add aggregates one record. It keeps nothing that points into r except
 // strings (finding codes, messages and references), which are immutable.
@@ -607,6 +618,9 @@ func (c *Collector) fpdu(r *flows.Record, cs *connStats, w wall, slow bool) {
 	}
 	if bad {
 		cs.crcErrors++
+	}
+	if c.noTimeline {
+		return
 	}
 	if b := c.tl.hit(w, slow); b != nil { // timeline.add, inlined
 		b[dir] += n // dirIndex maps as add does

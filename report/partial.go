@@ -31,9 +31,10 @@ import (
 //     first message of each code);
 //   - its timestamp is neither zero nor slow (see wallOf): the span of
 //     fast timestamps is a minimum and a maximum;
-//   - the Collector's timeline has started: its origin is the timestamp of
-//     the first FPDU the Collector adds, which the Partial buckets against
-//     (the buckets of two timelines with one origin add up; see absorb);
+//   - the Collector's timeline has started, unless it keeps none
+//     (NoTimeline): its origin is the timestamp of the first FPDU the
+//     Collector adds, which the Partial buckets against (the buckets of
+//     two timelines with one origin add up; see absorb);
 //   - an earlier MPA or FPDU record of its connection, at the same frame or
 //     an earlier one, settles the connection (a source address and a
 //     direction):
@@ -51,9 +52,10 @@ type Partial struct {
 }
 
 // partShared is what a Collector tells its Partials: the origin of its
-// timeline.
+// timeline, or that it keeps none.
 type partShared struct {
-	t0 atomic.Pointer[time.Time]
+	t0         atomic.Pointer[time.Time]
+	noTimeline bool // set before the Partials are made
 }
 
 // publish gives the Partials the origin of tl once it has one.
@@ -87,7 +89,7 @@ type partCounts struct {
 // c.Absorb). Call it before the records come.
 func (c *Collector) Local() flows.Local {
 	if c.shared == nil {
-		c.shared = new(partShared)
+		c.shared = &partShared{noTimeline: c.noTimeline}
 		c.shared.publish(&c.tl)
 	}
 	return &Partial{shared: c.shared, conns: make(map[int]*partConn), lastID: -1}
@@ -137,7 +139,9 @@ func (p *Partial) Take(r *flows.Record) bool {
 			if r.FPDU.CRCStatus == flows.CRCBad {
 				t.crcErrors++
 			}
-			p.tl.add(&r.TS, w, false, r.Dir, n)
+			if p.t0 != nil {
+				p.tl.add(&r.TS, w, false, r.Dir, n)
+			}
 			return true
 		}
 	}
@@ -194,9 +198,9 @@ func (p *Partial) takeConn(r *flows.Record) bool {
 }
 
 // started reports whether the Collector's timeline has an origin, and
-// starts p's timeline at it.
+// starts p's timeline at it; or whether the Collector keeps none.
 func (p *Partial) started() bool {
-	if p.t0 != nil {
+	if p.t0 != nil || p.shared.noTimeline {
 		return true
 	}
 	t0 := p.shared.t0.Load()

@@ -23,11 +23,21 @@ import (
 // and HTML, and its worst severity.
 func outputs(t testing.TB, c *Collector) []byte {
 	t.Helper()
+	return writeOutputs(t, c, true)
+}
+
+// writeOutputs is outputs, with the HTML report or without it (a
+// Collector that keeps no timeline, NoTimeline).
+func writeOutputs(t testing.TB, c *Collector, html bool) []byte {
+	t.Helper()
 	var b bytes.Buffer
-	for _, w := range []func(io.Writer) error{c.WriteConn, c.WriteOps, c.WriteFindings, c.WriteLatency,
+	ws := []func(io.Writer) error{c.WriteConn, c.WriteOps, c.WriteFindings, c.WriteLatency,
 		func(w io.Writer) error { return c.WriteJUnit(w, "x") },
-		func(w io.Writer) error { return c.WriteSARIF(w, "x", "x.pcap") },
-		func(w io.Writer) error { return c.WriteHTML(w, "x") }} {
+		func(w io.Writer) error { return c.WriteSARIF(w, "x", "x.pcap") }}
+	if html {
+		ws = append(ws, func(w io.Writer) error { return c.WriteHTML(w, "x") })
+	}
+	for _, w := range ws {
 		if err := w(&b); err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +68,16 @@ func (c counting) Take(r *flows.Record) bool {
 // Partials take what they may, and returns the Collector's outputs and how
 // many FPDU records the Partials took and the merge emitted.
 func viaPartials(t testing.TB, pkts []capture.Packet, n int) (out []byte, taken, emitted int) {
+	return viaPartialsTL(t, pkts, n, true)
+}
+
+// viaPartialsTL is viaPartials with a Collector that keeps a timeline or
+// not (NoTimeline, and then no HTML report in the outputs).
+func viaPartialsTL(t testing.TB, pkts []capture.Packet, n int, tl bool) (out []byte, taken, emitted int) {
 	c := NewCollector()
+	if !tl {
+		c.NoTimeline()
+	}
 	takes := make([]int, n)
 	k := 0
 	par, err := flows.NewParallel(flows.Options{Recycle: true}, n, func(r *flows.Record) {
@@ -82,18 +101,23 @@ func viaPartials(t testing.TB, pkts []capture.Packet, n int) (out []byte, taken,
 	for _, x := range takes {
 		taken += x
 	}
-	return outputs(t, c), taken, emitted
+	return writeOutputs(t, c, tl), taken, emitted
 }
 
 // direct decodes pkts with one Decoder that feeds a Collector every record.
 func direct(t testing.TB, pkts []capture.Packet) []byte {
+	return directTL(t, pkts, true)
+}
+
+// directTL is direct with the HTML report in the outputs or not.
+func directTL(t testing.TB, pkts []capture.Packet, html bool) []byte {
 	c := NewCollector()
 	d := flows.NewDecoder(flows.Options{Recycle: true}, c.Add)
 	for i := range pkts {
 		d.Packet(&pkts[i])
 	}
 	d.Close()
-	return outputs(t, c)
+	return writeOutputs(t, c, html)
 }
 
 // TestPartialsSameOutput: a Collector fed by Partials in the workers of a
@@ -118,6 +142,12 @@ func TestPartialsSameOutput(t *testing.T) {
 				t.Fatalf("%s, %d workers: outputs differ from one Decoder's\n got %q\nwant %q", name, n, clip(got), clip(want))
 			}
 			taken, emitted = tk, em
+		}
+		// Without a timeline (NoTimeline: no HTML report), the Partials
+		// take FPDUs from the first; the tables are the same.
+		got, _, _ := viaPartialsTL(t, pkts, 2, false)
+		if want := directTL(t, pkts, false); !bytes.Equal(got, want) {
+			t.Fatalf("%s, 2 workers, no timeline: outputs differ from one Decoder's\n got %q\nwant %q", name, clip(got), clip(want))
 		}
 		return taken, emitted
 	}
@@ -150,6 +180,22 @@ func TestPartialsSameOutput(t *testing.T) {
 	t.Logf("small messages 2 MiB: the Partials took %d FPDU and message records, the merge emitted %d", taken, emitted)
 	if taken < 4*emitted {
 		t.Errorf("small messages 2 MiB: the Partials took %d FPDU and message records, the merge emitted %d", taken, emitted)
+	}
+	// Connections each in the middle of a Write, all open at once: until
+	// their message records come, every record after the first FPDU waits
+	// in frame order, the Collector's timeline with no origin. Partials
+	// that need none (NoTimeline) take the FPDUs all the same.
+	buf.Reset()
+	if err := synth.WriteStress(&buf, synth.StressOpen, 200, 1); err != nil {
+		t.Fatal(err)
+	}
+	open := testutil.ReadPackets(buf.Bytes())
+	check("200 connections open at once", open)
+	_, takenTL, _ := viaPartials(t, open, 2)
+	_, taken, emitted = viaPartialsTL(t, open, 2, false)
+	t.Logf("200 connections open at once: the Partials took %d FPDU and message records (%d with a timeline), the merge emitted %d", taken, takenTL, emitted)
+	if taken <= takenTL || 10*emitted > taken {
+		t.Errorf("200 connections open at once, no timeline: the Partials took %d FPDU and message records (%d with a timeline), the merge emitted %d", taken, takenTL, emitted)
 	}
 	// Connections reset 10 s apart, which retire (flows/settle.go): the
 	// Partials flush them when they retire, and the Collector absorbs
@@ -204,7 +250,8 @@ func clip(b []byte) []byte {
 // directly and to a second one through a Partial (which takes what it may,
 // the rest going to Add, then everything flushed and absorbed at the end):
 // both must write the same, and the same as a Collector that packs no rows
-// (rowpack.go). The streams have timestamps that go back,
+// (rowpack.go) and, the HTML report aside, one whose Partial needs no
+// timeline (NoTimeline). The streams have timestamps that go back,
 // connections beyond the Collector's cap, and unknown directions.
 func FuzzPartial(f *testing.F) {
 	f.Add([]byte{})
@@ -214,22 +261,29 @@ func FuzzPartial(f *testing.F) {
 		if len(data) > 1<<13 {
 			return
 		}
-		a, b, k := NewCollector(), NewCollector(), NewCollector()
+		a, b, c, k := NewCollector(), NewCollector(), NewCollector(), NewCollector()
+		c.NoTimeline() // its Partial takes FPDUs before any timeline
 		k.keepRows = true
-		for _, x := range []*Collector{a, b, k} {
+		for _, x := range []*Collector{a, b, c, k} {
 			x.maxConns, x.maxFindings = 3, 4
 		}
-		p := b.Local().(*Partial)
+		p, pc := b.Local().(*Partial), c.Local().(*Partial)
 		for _, r := range fuzzRecords(data) {
 			a.Add(r)
 			k.Add(r)
 			if !p.Take(r) {
 				b.Add(r)
 			}
+			if !pc.Take(r) {
+				c.Add(r)
+			}
 		}
 		for conn := -1; conn < 5; conn++ {
 			if v := p.Flush(conn); v != nil {
 				b.Absorb(conn, v)
+			}
+			if v := pc.Flush(conn); v != nil {
+				c.Absorb(conn, v)
 			}
 		}
 		if got, want := outputs(t, a), outputs(t, k); !bytes.Equal(got, want) {
@@ -237,6 +291,9 @@ func FuzzPartial(f *testing.F) {
 		}
 		if got, want := outputs(t, b), outputs(t, a); !bytes.Equal(got, want) {
 			t.Fatalf("through a Partial:\n%s\ndirectly:\n%s", got, want)
+		}
+		if got, want := writeOutputs(t, c, false), writeOutputs(t, a, false); !bytes.Equal(got, want) {
+			t.Fatalf("through a Partial, no timeline:\n%s\ndirectly:\n%s", got, want)
 		}
 		if !reflect.DeepEqual(b.tl.b, a.tl.b) || b.tl.width != a.tl.width {
 			t.Fatalf("timeline %v %v, directly %v %v", b.tl.width, b.tl.b, a.tl.width, a.tl.b)

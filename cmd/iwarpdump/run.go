@@ -11,6 +11,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/iwarpkit/iwarpkit/capture"
@@ -140,6 +141,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var coll *report.Collector
 	if len(stats) > 0 || len(reports) > 0 || failLevel != 0 {
 		coll = report.NewCollector()
+		if !slices.ContainsFunc(reports, func(r string) bool { return strings.HasPrefix(r, "html:") }) {
+			coll.NoTimeline() // only the HTML report draws it
+		}
 	}
 	silent := *quiet && (len(stats) > 0 || len(reports) > 0)
 	opts := flows.Options{Force: forces}
