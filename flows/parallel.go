@@ -468,21 +468,8 @@ func (p *Parallel) merge() {
 	next := make([]int, n)      // per worker: the next record of rounds[w]
 	step := make([]int, n)      // per worker: the next step of the round
 	base := make([]int, n)      // per worker: the round's step of rounds[w].steps[0]
-	ids := make(map[[2]int]int)
-	// idHit caches ids per worker by the low bits of the worker's id: a
-	// map lookup per record cost more than the rest of the merge.
-	idHit := make([][64]idEntry, n)
-	lookup := func(k [2]int) (int, bool) {
-		e := &idHit[k[0]][k[1]&63]
-		if e.set && e.local == k[1] {
-			return e.global, true
-		}
-		g, ok := ids[k]
-		if ok {
-			*e = idEntry{set: true, local: k[1], global: g}
-		}
-		return g, ok
-	}
+	ids := make([]connIDs, n)
+	lookup := func(k [2]int) (int, bool) { return ids[k[0]].get(k[1]) }
 	nextID := 0
 	back := make([][]*Record, n)  // records to hand back to each worker
 	var finals []any              // the Locals' Flush(-1)
@@ -500,7 +487,7 @@ func (p *Parallel) merge() {
 			// worker's queue order breaks ties; its index rides along.
 			r.order = r.order<<8 | uint64(w)
 			if r.Type == recNewID {
-				ids[[2]int{w, r.Conn}] = nextID
+				ids[w].set(r.Conn, nextID)
 				nextID++
 			}
 			q.push(r)
@@ -526,10 +513,7 @@ func (p *Parallel) merge() {
 				}
 				r.local = nil
 			}
-			delete(ids, k)
-			if e := &idHit[k[0]][k[1]&63]; e.set && e.local == k[1] {
-				*e = idEntry{}
-			}
+			ids[k[0]].forget(k[1])
 			return
 		}
 		if g, ok := lookup(k); ok {
@@ -687,12 +671,6 @@ func lazyLess(a *lazyConn, wa int, b *lazyConn, wb int) bool {
 // because more than Options.MaxHeld waited, as Decoder.Unordered does: the
 // same records, so the output is the same. Call it after Close.
 func (p *Parallel) Unordered() uint64 { return p.unordered }
-
-// idEntry caches a worker's connection id and the merge's number for it.
-type idEntry struct {
-	set           bool
-	local, global int
-}
 
 // walkChunk decodes the packets of ch this worker owns (own and offs list
 // the owner and the offset of every record) and returns how many there
