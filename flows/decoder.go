@@ -11,6 +11,7 @@ import (
 	"github.com/iwarpkit/iwarpkit/capture"
 	"github.com/iwarpkit/iwarpkit/dissect"
 	"github.com/iwarpkit/iwarpkit/dissect/mpa"
+	"github.com/iwarpkit/iwarpkit/internal/varpack"
 	"github.com/iwarpkit/iwarpkit/markers"
 	"github.com/iwarpkit/iwarpkit/reassembly"
 )
@@ -129,8 +130,9 @@ type Decoder struct {
 	// records they queue at Close; saving, while one retires, where
 	// push puts its records.
 	retired []retiredConn
-	packs   []byte   // their conn records, packed (retired.go)
-	strs    []string // the strings of packs (packString)
+	packs   *varpack.Arena // their conn records, packed (retired.go)
+	packEnc []byte         // a record being packed
+	strs    []string       // the strings of packs (packString)
 	// retiredRecs are the records a retired connection queues at Close
 	// besides its conn record, by id: few have any.
 	retiredRecs map[int][]*Record
@@ -611,7 +613,7 @@ func (d *Decoder) releaseLazy() {
 				continue
 			}
 		}
-		r, _ := unpackConn(d.packs[l.at:l.at+l.n], l.id, d.strs)
+		r, _ := unpackConn(d.packs.Bytes(l.at, int(l.n)), l.id, d.strs)
 		d.lazyHead++
 		d.emit(r)
 	}

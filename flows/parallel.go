@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/iwarpkit/iwarpkit/capture"
+	"github.com/iwarpkit/iwarpkit/internal/varpack"
 )
 
 // Parallel decodes with several workers, one Decoder each, and hands the
@@ -191,7 +192,7 @@ type pround struct {
 	// that retired, in (frame, order) order, and their octets
 	// (Decoder.lazy, retired.go).
 	lazy  []lazyConn
-	packs []byte
+	packs *varpack.Arena
 	strs  []string
 }
 
@@ -474,7 +475,7 @@ func (p *Parallel) merge() {
 	back := make([][]*Record, n)  // records to hand back to each worker
 	var finals []any              // the Locals' Flush(-1)
 	lazy := make([][]lazyConn, n) // the workers' packed summaries, at Close
-	packs := make([][]byte, n)
+	packs := make([]*varpack.Arena, n)
 	strs := make([][]string, n)
 	// take queues worker w's records up to packet k (inclusive).
 	take := func(w int, k uint32) {
@@ -648,7 +649,7 @@ func (p *Parallel) merge() {
 				continue
 			}
 		}
-		r, _ := unpackConn(packs[lw][l.at:l.at+l.n], l.id, strs[lw])
+		r, _ := unpackConn(packs[lw].Bytes(l.at, int(l.n)), l.id, strs[lw])
 		r.order = l.order<<8 | uint64(lw)
 		lazy[lw] = lazy[lw][1:]
 		out(r)

@@ -1,9 +1,10 @@
 package flows
 
 import (
-	"math"
 	"slices"
 	"time"
+
+	"github.com/iwarpkit/iwarpkit/internal/varpack"
 )
 
 // A connection reset after octets has its summary at the end of the
@@ -219,12 +220,16 @@ func (d *Decoder) retire(c *conn) {
 		recs[n-1] = nil
 		recs = recs[:n-1]
 	}
-	if n := len(recs); n > 0 && packable(recs[n-1]) && len(d.packs) < math.MaxUint32/2 {
-		at := len(d.packs)
-		d.packs = packConn(d.packs, recs[n-1], &d.strs)
-		rc.at, rc.n = uint32(at), uint32(len(d.packs)-at)
-		recs[n-1] = nil
-		recs = recs[:n-1]
+	if n := len(recs); n > 0 && packable(recs[n-1]) {
+		if d.packs == nil {
+			d.packs = new(varpack.Arena)
+		}
+		d.packEnc = packConn(d.packEnc[:0], recs[n-1], &d.strs)
+		if at, ok := d.packs.Add(d.packEnc, 0); ok {
+			rc.at, rc.n = at, uint32(len(d.packEnc))
+			recs[n-1] = nil
+			recs = recs[:n-1]
+		}
 	}
 	if len(recs) > 0 {
 		if d.retiredRecs == nil {
@@ -296,6 +301,6 @@ func (d *Decoder) unretire(r retiredConn) {
 	if r.n > 0 {
 		// Merged with the records queued as they are emitted (Decoder.lazy).
 		d.order++
-		d.lazy = append(d.lazy, lazyConn{frame: packedFrame(d.packs[r.at : r.at+r.n]), order: d.order, at: r.at, n: r.n, id: r.id})
+		d.lazy = append(d.lazy, lazyConn{frame: packedFrame(d.packs.Bytes(r.at, int(r.n))), order: d.order, at: r.at, n: r.n, id: r.id})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/iwarpkit/iwarpkit/dissect/mpa"
 	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
 	"github.com/iwarpkit/iwarpkit/flows"
+	"github.com/iwarpkit/iwarpkit/internal/varpack"
 )
 
 // MaxFindings is how many individual findings a Collector keeps (for the
@@ -206,14 +207,14 @@ type Collector struct {
 
 	// The rows of connections that ended, packed (rowpack.go).
 	packedAt map[int]rowSlot
-	rowArena []byte
+	rows     varpack.Arena
 	rowEnc   []byte // a row being packed
 	revived  struct {
 		rowSlot
 		id int
 		ok bool
 	} // the slot of the row revived last
-	deadRows   int          // octets of rowArena revived since
+	deadRows   int          // octets of rows revived since
 	packedSpan span         // the spans of the rows packed, merged
 	strs       []string     // states and check families of packed rows
 	spareRows  []*connStats // rows dropped by packRow, for revive

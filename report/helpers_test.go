@@ -148,7 +148,7 @@ func (c *Collector) row(id int) *connStats {
 		return nil
 	}
 	var cs connStats
-	if _, err := c.unpackRow(c.rowArena[s.at:s.at+s.n], &cs); err != nil {
+	if _, err := c.unpackRow(c.rows.Bytes(s.at, int(s.n)), &cs); err != nil {
 		panic(err)
 	}
 	return copyRow(&cs)

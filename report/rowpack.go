@@ -307,21 +307,19 @@ func (c *Collector) packRow(cs *connStats) {
 	enc := c.rowEnc
 	var slot rowSlot
 	if r := c.revived; r.ok && r.id == cs.id && len(enc) <= int(r.n) {
-		copy(c.rowArena[r.at:], enc)
+		copy(c.rows.Bytes(r.at, int(r.n)), enc)
 		slot = r.rowSlot
 		c.deadRows -= int(r.n)
 	} else {
-		at := len(c.rowArena)
-		n := len(enc)
+		room := 0
 		if !cs.hasSum {
-			n += rowRoom
+			room = rowRoom
 		}
-		if uint64(at)+uint64(n) > math.MaxUint32 {
+		at, ok := c.rows.Add(enc, room)
+		if !ok {
 			return
 		}
-		c.rowArena = append(c.rowArena, enc...)
-		c.rowArena = append(c.rowArena, make([]byte, n-len(enc))...)
-		slot = rowSlot{uint32(at), uint32(n)}
+		slot = rowSlot{at, uint32(len(enc) + room)}
 	}
 	c.revived.ok = false
 	if c.packedAt == nil {
@@ -354,7 +352,7 @@ func (c *Collector) revive(id int, slot rowSlot) *connStats {
 	} else {
 		cs = new(connStats)
 	}
-	if _, err := c.unpackRow(c.rowArena[slot.at:slot.at+slot.n], cs); err != nil || cs.id != id {
+	if _, err := c.unpackRow(c.rows.Bytes(slot.at, int(slot.n)), cs); err != nil || cs.id != id {
 		// Not reached: the arena holds what packRow wrote.
 		*cs = connStats{id: id}
 	}
@@ -365,7 +363,7 @@ func (c *Collector) revive(id int, slot rowSlot) *connStats {
 	if uint(id) < uint(len(c.byID)) {
 		c.byID[id] = cs
 	}
-	if c.deadRows > 1<<20 && c.deadRows > len(c.rowArena)/2 {
+	if c.deadRows > 1<<20 && c.deadRows > c.rows.Len()/2 {
 		c.compactRows()
 	}
 	return cs
@@ -379,13 +377,13 @@ func (c *Collector) compactRows() {
 		ids = append(ids, id)
 	}
 	slices.SortFunc(ids, func(a, b int) int { return int(c.packedAt[a].at) - int(c.packedAt[b].at) })
-	arena := make([]byte, 0, len(c.rowArena)-c.deadRows)
+	var rows varpack.Arena
 	for _, id := range ids {
 		s := c.packedAt[id]
-		c.packedAt[id] = rowSlot{uint32(len(arena)), s.n}
-		arena = append(arena, c.rowArena[s.at:s.at+s.n]...)
+		at, _ := rows.Add(c.rows.Bytes(s.at, int(s.n)), 0) // fewer octets than before
+		c.packedAt[id] = rowSlot{at, s.n}
 	}
-	c.rowArena, c.deadRows, c.revived.ok = arena, 0, false
+	c.rows, c.deadRows, c.revived.ok = rows, 0, false
 }
 
 // rowCount returns the number of connections with a row of their own.
@@ -412,7 +410,7 @@ func (c *Collector) eachConn(fn func(cs *connStats)) {
 			continue
 		}
 		s := c.packedAt[id]
-		if _, err := c.unpackRow(c.rowArena[s.at:s.at+s.n], &scratch); err != nil {
+		if _, err := c.unpackRow(c.rows.Bytes(s.at, int(s.n)), &scratch); err != nil {
 			scratch = connStats{id: id} // not reached
 		}
 		fn(&scratch)

@@ -1,6 +1,7 @@
 package varpack
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math"
 	"net/netip"
@@ -68,5 +69,63 @@ func TestRange(t *testing.T) {
 	}
 	if got := (&Reader{B: AppendString(nil, "y", &[]string{"x"}, 1)}).String([]string{"x"}); got != "y" {
 		t.Errorf("a string written out reads %q", got)
+	}
+}
+
+// TestArena writes records of many sizes into an Arena and reads them all
+// back; a record larger than a block gets its own.
+func TestArena(t *testing.T) {
+	var a Arena
+	type ent struct {
+		at uint32
+		p  []byte
+	}
+	var ents []ent
+	total := 0
+	for i := range 20000 {
+		n := i % 300
+		if i%5000 == 4999 {
+			n = ArenaBlock + 100
+		}
+		p := make([]byte, n)
+		for j := range p {
+			p[j] = byte(i + j)
+		}
+		at, ok := a.Add(p, i%3)
+		if !ok {
+			t.Fatalf("record %d: no room", i)
+		}
+		total += n + i%3
+		ents = append(ents, ent{at, p})
+	}
+	for i, e := range ents {
+		got := a.Bytes(e.at, len(e.p)+i%3)
+		if !bytes.Equal(got[:len(e.p)], e.p) || !bytes.Equal(got[len(e.p):], make([]byte, i%3)) {
+			t.Fatalf("record %d differs", i)
+		}
+	}
+	if a.Len() != total {
+		t.Errorf("Len %d, want %d", a.Len(), total)
+	}
+	var held int
+	for _, b := range a.blocks {
+		held += cap(b)
+	}
+	if held > total+total/20+4*ArenaBlock {
+		t.Errorf("%d octets of blocks for %d", held, total)
+	}
+	// Out of range: nil, no panic.
+	for _, c := range []struct {
+		at uint32
+		n  int
+	}{{0, -1}, {0xffffffff, 1}, {uint32(len(a.blocks)) << arenaShift, 0}, {ents[0].at, 1 << 20}} {
+		if b := a.Bytes(c.at, c.n); b != nil {
+			t.Errorf("Bytes(%#x, %d) = %d octets", c.at, c.n, len(b))
+		}
+	}
+	// Writing into what Bytes returns cannot reach the next record.
+	b := a.Bytes(ents[1].at, len(ents[1].p))
+	if cap(b) != len(b) {
+		t.Errorf("Bytes' capacity %d beyond its %d octets", cap(b), len(b))
 	}
 }
