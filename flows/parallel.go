@@ -700,7 +700,11 @@ func (w *pworker) walkChunk(ch *capture.Chunk, own []uint8, offs []int32) int {
 // and returns the number of packets read and the reader's error (nil at a
 // clean end of the file).
 func (p *Parallel) DecodeChunks(ctx context.Context, cr *capture.ChunkReader) (uint64, error) {
-	const bufs = 4
+	// Chunk buffers: one the merge holds until every worker is done with
+	// it, one the workers decode, one being read. A fourth bought nothing
+	// on the workload (0.22 s either way, 7 interleaved rounds; two took
+	// 0.24 s) and held 1 MiB more.
+	const bufs = 3
 	p.chunks = make(chan []byte, bufs)
 	for i := 0; i < bufs; i++ {
 		p.chunks <- make([]byte, 0, capture.ChunkSize)
