@@ -126,21 +126,19 @@ type Decoder struct {
 	noEmbryo    bool   // tests: make a connection at its SYN (embryo.go)
 	unordered   uint64 // records emitted past Options.MaxHeld (Unordered)
 	workers     int    // the workers of its Parallel, 1 for a single Decoder (maxEmbryos)
-	// retired are the reset connections retired (settle.go) with the
-	// records they queue at Close; saving, while one retires, where
-	// push puts its records.
-	retired []retiredConn
-	packs   *varpack.Arena // their conn records, packed (retired.go)
-	packEnc []byte         // a record being packed
-	strs    []string       // the strings of packs (packString)
+	// retired are the places of the conn records of the reset
+	// connections retired (settle.go), packed in packs, which Close
+	// emits from lazyHead on (retired.go); saving, while one retires,
+	// where push puts its records.
+	retired  []packRef
+	lazyHead int
+	packs    *varpack.Arena // the conn records, packed (retired.go)
+	packEnc  []byte         // a record being packed
+	strs     []string       // the strings of packs (packString)
 	// retiredRecs are the records a retired connection queues at Close
 	// besides its conn record, by id: few have any.
 	retiredRecs map[int][]*Record
-	// lazy are the packed conn records Close emits, in (frame, order)
-	// order from lazyHead on (retired.go).
-	lazy     []lazyConn
-	lazyHead int
-	saving   *[]*Record
+	saving      *[]*Record
 	// embryos are the connections that have sent a SYN and nothing else,
 	// embryoOrder[embryoHead:] them (and some made since) oldest first.
 	embryos     map[flatKey]embryo
@@ -418,39 +416,32 @@ func (d *Decoder) Close() {
 	// spent 0.8 s here.
 	slices.SortFunc(cs, func(a, b *conn) int { return cmp.Compare(a.id, b.id) })
 	// The connections retired (settle.go) take their turn among them, with
-	// the records they queued when they retired.
-	slices.SortFunc(d.retired, func(a, b retiredConn) int { return cmp.Compare(a.id, b.id) })
-	rs := d.retired
-	// Their packed conn records' entries, made at once: grown by append,
-	// the slice was copied into one twice as large (for 100,000
-	// connections, 3 and 6 MB held together).
-	nl := 0
-	for _, r := range rs {
-		if r.n > 0 {
-			nl++
-		}
+	// the records they queued when they retired; their packed conn
+	// records are merged with the queue as it empties (releaseLazy).
+	rids := make([]int, 0, len(d.retiredRecs))
+	for id := range d.retiredRecs {
+		rids = append(rids, id)
 	}
-	d.lazy = slices.Grow(d.lazy, nl)
+	slices.Sort(rids)
 	for _, c := range cs {
-		for len(rs) > 0 && rs[0].id < c.id {
-			d.unretire(rs[0])
-			rs = rs[1:]
+		for len(rids) > 0 && rids[0] < c.id {
+			d.unretire(rids[0])
+			rids = rids[1:]
 		}
 		d.finish(c)
 	}
-	for _, r := range rs {
-		d.unretire(r)
+	for _, id := range rids {
+		d.unretire(id)
 	}
-	d.retired = nil
-	slices.SortFunc(d.lazy, func(a, b lazyConn) int {
-		return cmp.Or(cmp.Compare(a.frame, b.frame), cmp.Compare(a.order, b.order))
-	})
+	if d.packs != nil {
+		sortPacked(d.retired, d.packs)
+	}
 	d.closeEmbryos()
 	d.closeExt()
 	d.release(true)
 	if !d.worker {
 		// A worker hands them to the merge with its last records.
-		d.packs, d.lazy, d.lazyHead = nil, nil, 0
+		d.packs, d.retired, d.lazyHead = nil, nil, 0
 	}
 	if d.local != nil && !d.worker {
 		if v := d.local.Flush(-1); v != nil {
@@ -564,7 +555,7 @@ func (d *Decoder) release(all bool) {
 		clear(d.out)
 		d.out = d.out[:0]
 	}
-	if all && d.lazyHead < len(d.lazy) {
+	if all && d.lazyHead < len(d.retired) {
 		d.releaseLazy()
 		return
 	}
@@ -611,19 +602,17 @@ func (d *Decoder) emitQueued(r *Record) {
 }
 
 // releaseLazy is Close's release when retired connections left packed
-// summaries (retired.go): it emits them and every record queued, merged
-// in (frame, order) order.
+// conn records (retired.go): it emits them and every record queued,
+// merged in frame order, the queued first at a frame.
 func (d *Decoder) releaseLazy() {
-	for d.lazyHead < len(d.lazy) {
-		l := &d.lazy[d.lazyHead]
-		if d.queue.len() > 0 {
-			if r := d.queue.peek(); r.Frame < l.frame || (r.Frame == l.frame && r.order < l.order) {
-				d.queue.pop()
-				d.emitQueued(r)
-				continue
-			}
+	for d.lazyHead < len(d.retired) {
+		l := d.retired[d.lazyHead]
+		b := d.packs.Bytes(l.at, int(l.n))
+		frame := packedFrame(b)
+		for d.queue.len() > 0 && d.queue.peek().Frame <= frame {
+			d.emitQueued(d.queue.pop())
 		}
-		r, _ := unpackConn(d.packs.Bytes(l.at, int(l.n)), l.id, d.strs)
+		r, _ := unpackConn(b, d.strs)
 		d.lazyHead++
 		d.emit(r)
 	}

@@ -188,10 +188,10 @@ type pround struct {
 	steps []pstep
 	final any  // the Local's Flush(-1), in the round of Close
 	end   bool // the last part of the round
-	// In the round of Close: the packed summaries of the connections
-	// that retired, in (frame, order) order, and their octets
-	// (Decoder.lazy, retired.go).
-	lazy  []lazyConn
+	// In the round of Close: the places of the packed conn records of
+	// the connections that retired, in frame order, and their octets
+	// (Decoder.retired, retired.go).
+	lazy  []packRef
 	packs *varpack.Arena
 	strs  []string
 }
@@ -395,8 +395,8 @@ func (w *pworker) run(res chan<- pround) {
 		}
 		r := pround{recs: d.out, steps: d.steps, final: final, end: true}
 		if b.last {
-			r.lazy, r.packs, r.strs = d.lazy, d.packs, d.strs
-			d.lazy, d.packs, d.strs = nil, nil, nil
+			r.lazy, r.packs, r.strs = d.retired, d.packs, d.strs
+			d.retired, d.packs, d.strs = nil, nil, nil
 		}
 		w.hand(r)
 		w.free <- b
@@ -472,9 +472,9 @@ func (p *Parallel) merge() {
 	ids := make([]connIDs, n)
 	lookup := func(k [2]int) (int, bool) { return ids[k[0]].get(k[1]) }
 	nextID := 0
-	back := make([][]*Record, n)  // records to hand back to each worker
-	var finals []any              // the Locals' Flush(-1)
-	lazy := make([][]lazyConn, n) // the workers' packed summaries, at Close
+	back := make([][]*Record, n) // records to hand back to each worker
+	var finals []any             // the Locals' Flush(-1)
+	lazy := make([][]packRef, n) // the workers' packed conn records, at Close
 	packs := make([]*varpack.Arena, n)
 	strs := make([][]string, n)
 	// take queues worker w's records up to packet k (inclusive).
@@ -625,32 +625,31 @@ func (p *Parallel) merge() {
 			giveBack(w)
 		}
 	}
-	// The workers' packed summaries (retired.go), merged with the records
-	// queued at Close as a single Decoder merges its own (releaseLazy);
-	// each is the record of the worker's connection id, in the order of
-	// the worker's records (order<<8 | w, as take makes it).
+	// The workers' packed conn records (retired.go), merged with the
+	// records queued at Close as a single Decoder merges its own
+	// (releaseLazy): in frame order, the queued first at a frame. Each is
+	// the record of the worker's connection id (order's low octet, as take
+	// makes it).
 	for {
-		lw := -1
+		lw, lf := -1, uint64(0)
 		for w := range lazy {
 			if len(lazy[w]) == 0 {
 				continue
 			}
-			if lw < 0 || lazyLess(&lazy[w][0], w, &lazy[lw][0], lw) {
-				lw = w
+			l := lazy[w][0]
+			if f := packedFrame(packs[w].Bytes(l.at, int(l.n))); lw < 0 || f < lf {
+				lw, lf = w, f
 			}
 		}
 		if lw < 0 {
 			break
 		}
-		l := &lazy[lw][0]
-		if q.len() > 0 {
-			if r := q.peek(); r.Frame < l.frame || (r.Frame == l.frame && r.order < l.order<<8|uint64(lw)) {
-				out(q.pop())
-				continue
-			}
+		for q.len() > 0 && q.peek().Frame <= lf {
+			out(q.pop())
 		}
-		r, _ := unpackConn(packs[lw].Bytes(l.at, int(l.n)), l.id, strs[lw])
-		r.order = l.order<<8 | uint64(lw)
+		l := lazy[lw][0]
+		r, _ := unpackConn(packs[lw].Bytes(l.at, int(l.n)), strs[lw])
+		r.order = uint64(lw)
 		lazy[lw] = lazy[lw][1:]
 		out(r)
 	}
@@ -660,12 +659,6 @@ func (p *Parallel) merge() {
 	for _, f := range finals {
 		p.absorb(-1, f)
 	}
-}
-
-// lazyLess reports whether packed summary a of worker wa comes before b
-// of worker wb in the merged output.
-func lazyLess(a *lazyConn, wa int, b *lazyConn, wb int) bool {
-	return a.frame < b.frame || (a.frame == b.frame && a.order<<8|uint64(wa) < b.order<<8|uint64(wb))
 }
 
 // Unordered returns how many records were emitted out of frame order

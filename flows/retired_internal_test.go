@@ -119,7 +119,7 @@ func TestPackConn(t *testing.T) {
 		}
 		at := len(b)
 		b = packConn(b, r, table)
-		got, err := unpackConn(b[at:], r.Conn, *table)
+		got, err := unpackConn(b[at:], *table)
 		if err != nil {
 			t.Fatalf("connection %d: %v", r.Conn, err)
 		}
@@ -128,6 +128,9 @@ func TestPackConn(t *testing.T) {
 		}
 		if f := packedFrame(b[at:]); f != r.Frame {
 			t.Errorf("connection %d: packed at frame %d, want %d", r.Conn, f, r.Frame)
+		}
+		if f, id := packedKey(b[at:]); f != r.Frame || id != r.Conn {
+			t.Errorf("connection %d: packed key frame %d, connection %d", r.Conn, f, id)
 		}
 	}
 	t.Logf("%d conn records packed in %d octets", len(recs), len(b))
@@ -141,12 +144,12 @@ func TestPackConn(t *testing.T) {
 	for _, table := range [][]string{strs, full256} {
 		one := packConn(nil, full, &table)
 		for n := range len(one) {
-			if _, err := unpackConn(one[:n], 7, table); err == nil {
+			if _, err := unpackConn(one[:n], table); err == nil {
 				t.Errorf("the packed record cut to %d of its %d octets unpacks without an error", n, len(one))
 			}
 		}
 	}
-	if _, err := unpackConn(packConn(nil, full, &strs), 7, nil); err == nil {
+	if _, err := unpackConn(packConn(nil, full, &strs), nil); err == nil {
 		t.Error("a packed record unpacks without its string table")
 	}
 
@@ -174,7 +177,7 @@ func FuzzUnpackConn(f *testing.F) {
 	f.Add(packConn(nil, &Record{Type: RecConn, Frame: 9, TS: time.Unix(5, 6).UTC(), Summary: &s}, &strs))
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r, _ := unpackConn(b, 1, strs)
+		r, _ := unpackConn(b, strs)
 		if r == nil || r.Summary == nil {
 			t.Fatal("no record")
 		}

@@ -181,16 +181,11 @@ func (c *conn) drained() bool {
 // the capture has moved on twice settleWindow), or at a packet on its
 // endpoints (reused).
 
-// retiredConn is a retired connection that queues records at Close: its
-// id, its conn record packed into Decoder.packs[at:at+n] when n > 0
-// (retired.go), and the others in Decoder.retiredRecs (16 octets an
-// entry: few have any). (Its recConnEnd, the
-// last record of a Parallel's worker or of a Decoder with a Local, went
-// at once, or is dropped: see retire.)
-type retiredConn struct {
-	id    int
-	at, n uint32
-}
+// A retired connection queues records at Close: its conn record, packed
+// into Decoder.packs (retired.go) where it can be, its place in
+// Decoder.retired; the others in Decoder.retiredRecs, which few have.
+// (Its recConnEnd, the last record of a Parallel's worker or of a Decoder
+// with a Local, went at once, or is dropped: see retire.)
 
 // retirable reports whether a packet at ts on c's endpoints finds it done
 // with: reset, holding no octets, and quiet for more than settleWindow.
@@ -213,7 +208,7 @@ func (d *Decoder) retire(c *conn) {
 		d.offerQueued()
 		recs = d.takeLocal(recs, 0)
 	}
-	rc := retiredConn{id: c.id}
+	packed := false
 	var end *Record // recConnEnd: a worker's, or a Decoder's with a Local
 	if n := len(recs); n > 0 && recs[n-1].Type == recConnEnd {
 		end = recs[n-1]
@@ -226,7 +221,8 @@ func (d *Decoder) retire(c *conn) {
 		}
 		d.packEnc = packConn(d.packEnc[:0], recs[n-1], &d.strs)
 		if at, ok := d.packs.Add(d.packEnc, 0); ok {
-			rc.at, rc.n = at, uint32(len(d.packEnc))
+			d.retired = append(d.retired, packRef{at, uint32(len(d.packEnc))})
+			packed = true
 			recs[n-1] = nil
 			recs = recs[:n-1]
 		}
@@ -238,7 +234,7 @@ func (d *Decoder) retire(c *conn) {
 		d.retiredRecs[c.id] = slices.Clip(recs)
 	}
 	switch {
-	case end != nil && len(recs) == 0 && rc.n == 0:
+	case end != nil && len(recs) == 0 && !packed:
 		// Nothing is left for Close (a Local took the conn record:
 		// report's Partial does): the connection ends here, with its
 		// recConnEnd and what the Local flushed, and keeps nothing to
@@ -259,9 +255,6 @@ func (d *Decoder) retire(c *conn) {
 	// have the merge of a Parallel forget the connection's id, which the
 	// end of the capture does anyway (100,000 of them queued at Close
 	// took 19 MB).
-	if len(recs) > 0 || rc.n > 0 {
-		d.retired = append(d.retired, rc)
-	}
 	// The idle heap may point at c until it next drops the entries of
 	// finished connections (idle.go): what c holds goes now.
 	c.dirs = [2]*direction{}
@@ -290,17 +283,11 @@ func (d *Decoder) offerQueued() {
 	d.offered = len(kept)
 }
 
-// unretire queues the records of a retired connection, at Close.
-func (d *Decoder) unretire(r retiredConn) {
-	if recs, ok := d.retiredRecs[r.id]; ok {
-		for _, rec := range recs {
-			d.push(rec)
-		}
-		delete(d.retiredRecs, r.id)
+// unretire queues the records of retired connection id but its packed
+// conn record, at Close.
+func (d *Decoder) unretire(id int) {
+	for _, rec := range d.retiredRecs[id] {
+		d.push(rec)
 	}
-	if r.n > 0 {
-		// Merged with the records queued as they are emitted (Decoder.lazy).
-		d.order++
-		d.lazy = append(d.lazy, lazyConn{frame: packedFrame(d.packs.Bytes(r.at, int(r.n))), order: d.order, at: r.at, n: r.n, id: r.id})
-	}
+	delete(d.retiredRecs, id)
 }
