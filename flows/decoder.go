@@ -11,7 +11,7 @@ import (
 	"github.com/iwarpkit/iwarpkit/capture"
 	"github.com/iwarpkit/iwarpkit/dissect"
 	"github.com/iwarpkit/iwarpkit/dissect/mpa"
-	"github.com/iwarpkit/iwarpkit/internal/varpack"
+	"github.com/iwarpkit/iwarpkit/internal/spill"
 	"github.com/iwarpkit/iwarpkit/markers"
 	"github.com/iwarpkit/iwarpkit/reassembly"
 )
@@ -126,15 +126,15 @@ type Decoder struct {
 	noEmbryo    bool   // tests: make a connection at its SYN (embryo.go)
 	unordered   uint64 // records emitted past Options.MaxHeld (Unordered)
 	workers     int    // the workers of its Parallel, 1 for a single Decoder (maxEmbryos)
-	// retired are the places of the conn records of the reset
-	// connections retired (settle.go), packed in packs, which Close
-	// emits from lazyHead on (retired.go); saving, while one retires,
-	// where push puts its records.
-	retired  []packRef
-	lazyHead int
-	packs    *varpack.Arena // the conn records, packed (retired.go)
-	packEnc  []byte         // a record being packed
-	strs     []string       // the strings of packs (packString)
+	// packs are the conn records of the reset connections retired
+	// (settle.go), packed (retired.go) and sorted by frame; lazy, from
+	// Close on, yields them; saving, while one retires, where push puts
+	// its records.
+	packs    *spill.Sorter
+	lazy     *spill.Iter
+	spillErr error    // packs' error reading them back (SpillErr)
+	packEnc  []byte   // a record being packed
+	strs     []string // the strings of packs (packString)
 	// retiredRecs are the records a retired connection queues at Close
 	// besides its conn record, by id: few have any.
 	retiredRecs map[int][]*Record
@@ -434,14 +434,14 @@ func (d *Decoder) Close() {
 		d.unretire(id)
 	}
 	if d.packs != nil {
-		sortPacked(d.retired, d.packs)
+		d.lazy = d.packs.Sorted()
 	}
 	d.closeEmbryos()
 	d.closeExt()
 	d.release(true)
 	if !d.worker {
 		// A worker hands them to the merge with its last records.
-		d.packs, d.retired, d.lazyHead = nil, nil, 0
+		d.endLazy()
 	}
 	if d.local != nil && !d.worker {
 		if v := d.local.Flush(-1); v != nil {
@@ -555,7 +555,7 @@ func (d *Decoder) release(all bool) {
 		clear(d.out)
 		d.out = d.out[:0]
 	}
-	if all && d.lazyHead < len(d.retired) {
+	if all && d.lazy != nil {
 		d.releaseLazy()
 		return
 	}
@@ -605,21 +605,56 @@ func (d *Decoder) emitQueued(r *Record) {
 // conn records (retired.go): it emits them and every record queued,
 // merged in frame order, the queued first at a frame.
 func (d *Decoder) releaseLazy() {
-	for d.lazyHead < len(d.retired) {
-		l := d.retired[d.lazyHead]
-		b := d.packs.Bytes(l.at, int(l.n))
-		frame := packedFrame(b)
-		for d.queue.len() > 0 && d.queue.peek().Frame <= frame {
+	for {
+		k, ok := d.lazy.Peek()
+		if !ok {
+			break
+		}
+		for d.queue.len() > 0 && d.queue.peek().Frame <= k.A {
 			d.emitQueued(d.queue.pop())
 		}
+		_, b, _ := d.lazy.Next()
 		r, _ := unpackConn(b, d.strs)
-		d.lazyHead++
 		d.emit(r)
 	}
 	for d.queue.len() > 0 {
 		d.emitQueued(d.queue.pop())
 	}
+	d.endLazy()
 }
+
+// endLazy notes the error of the packed conn records, if any, and drops
+// them with their temporary file.
+func (d *Decoder) endLazy() {
+	if d.packs != nil {
+		if err := d.packs.Err(); err != nil && d.spillErr == nil {
+			d.spillErr = err
+		}
+		d.packs.Close()
+	}
+	d.packs, d.lazy = nil, nil
+}
+
+// retiredBudget is the memory the packed conn records of a Decoder's
+// retired connections take before they go to a temporary file, shared
+// out among a Parallel's workers (internal/spill).
+const retiredBudget = 2 << 20
+
+// testSpillBudget, when not 0, is every Decoder's share (tests).
+var testSpillBudget int
+
+// spillBudget returns the Decoder's share of retiredBudget.
+func (d *Decoder) spillBudget() int {
+	if testSpillBudget > 0 {
+		return testSpillBudget
+	}
+	return max(retiredBudget/max(d.workers, 1), 256<<10)
+}
+
+// SpillErr returns the error that lost packed conn records of retired
+// connections at Close, if any: their temporary file could not be read
+// back (internal/spill).
+func (d *Decoder) SpillErr() error { return d.spillErr }
 
 // boxKind says what holds a record: its own allocation, an fpduBox or a
 // msgState (which the Decoder can reuse under Options.Recycle; the record

@@ -9,6 +9,14 @@ func newDecoderWith(opts Options, emit func(*Record), set func(*Decoder)) *Decod
 	return d
 }
 
+// SetSpillBudget sets the memory every Decoder's packed conn records of
+// retired connections take before they go to a temporary file (0: the
+// default), and returns what restores the default.
+func SetSpillBudget(n int) (restore func()) {
+	testSpillBudget = n
+	return func() { testSpillBudget = 0 }
+}
+
 // NewDecoderNoConnCache returns a Decoder that looks every connection up
 // in its map, bypassing the 4-tuple cache: the reference the cache is
 // tested against.

@@ -10,7 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/iwarpkit/iwarpkit/capture"
-	"github.com/iwarpkit/iwarpkit/internal/varpack"
+	"github.com/iwarpkit/iwarpkit/internal/spill"
 )
 
 // Parallel decodes with several workers, one Decoder each, and hands the
@@ -55,6 +55,7 @@ type Parallel struct {
 	// unordered counts the records emitted past maxHeld (Unordered),
 	// written by the merge, read once it is done.
 	unordered uint64
+	spillErr  error // SpillErr
 	recycle   bool
 	workers   []*pworker
 	results   []chan pround // per worker, in round order
@@ -188,12 +189,11 @@ type pround struct {
 	steps []pstep
 	final any  // the Local's Flush(-1), in the round of Close
 	end   bool // the last part of the round
-	// In the round of Close: the places of the packed conn records of
-	// the connections that retired, in frame order, and their octets
-	// (Decoder.retired, retired.go).
-	lazy  []packRef
-	packs *varpack.Arena
-	strs  []string
+	// In the round of Close: the packed conn records of the connections
+	// that retired, in frame order, and their strings (Decoder.lazy,
+	// retired.go).
+	lazy *spill.Iter
+	strs []string
 }
 
 // segRecords is how many queued records make a worker hand them to the
@@ -395,8 +395,8 @@ func (w *pworker) run(res chan<- pround) {
 		}
 		r := pround{recs: d.out, steps: d.steps, final: final, end: true}
 		if b.last {
-			r.lazy, r.packs, r.strs = d.retired, d.packs, d.strs
-			d.retired, d.packs, d.strs = nil, nil, nil
+			r.lazy, r.strs = d.lazy, d.strs
+			d.packs, d.lazy, d.strs = nil, nil, nil
 		}
 		w.hand(r)
 		w.free <- b
@@ -472,10 +472,9 @@ func (p *Parallel) merge() {
 	ids := make([]connIDs, n)
 	lookup := func(k [2]int) (int, bool) { return ids[k[0]].get(k[1]) }
 	nextID := 0
-	back := make([][]*Record, n) // records to hand back to each worker
-	var finals []any             // the Locals' Flush(-1)
-	lazy := make([][]packRef, n) // the workers' packed conn records, at Close
-	packs := make([]*varpack.Arena, n)
+	back := make([][]*Record, n)   // records to hand back to each worker
+	var finals []any               // the Locals' Flush(-1)
+	lazy := make([]*spill.Iter, n) // the workers' packed conn records, at Close
 	strs := make([][]string, n)
 	// take queues worker w's records up to packet k (inclusive).
 	take := func(w int, k uint32) {
@@ -614,7 +613,7 @@ func (p *Parallel) merge() {
 				finals = append(finals, f)
 			}
 			if rounds[w].lazy != nil {
-				lazy[w], packs[w], strs[w] = rounds[w].lazy, rounds[w].packs, rounds[w].strs
+				lazy[w], strs[w] = rounds[w].lazy, rounds[w].strs
 			}
 			// The round's slices go back to the worker for reuse.
 			select {
@@ -632,13 +631,12 @@ func (p *Parallel) merge() {
 	// makes it).
 	for {
 		lw, lf := -1, uint64(0)
-		for w := range lazy {
-			if len(lazy[w]) == 0 {
+		for w, it := range lazy {
+			if it == nil {
 				continue
 			}
-			l := lazy[w][0]
-			if f := packedFrame(packs[w].Bytes(l.at, int(l.n))); lw < 0 || f < lf {
-				lw, lf = w, f
+			if k, ok := it.Peek(); ok && (lw < 0 || k.A < lf) {
+				lw, lf = w, k.A
 			}
 		}
 		if lw < 0 {
@@ -647,11 +645,18 @@ func (p *Parallel) merge() {
 		for q.len() > 0 && q.peek().Frame <= lf {
 			out(q.pop())
 		}
-		l := lazy[lw][0]
-		r, _ := unpackConn(packs[lw].Bytes(l.at, int(l.n)), strs[lw])
+		_, b, _ := lazy[lw].Next()
+		r, _ := unpackConn(b, strs[lw])
 		r.order = uint64(lw)
-		lazy[lw] = lazy[lw][1:]
 		out(r)
+	}
+	for _, it := range lazy {
+		if it != nil {
+			if err := it.Err(); err != nil && p.spillErr == nil {
+				p.spillErr = err
+			}
+			it.Close()
+		}
 	}
 	for q.len() > 0 {
 		out(q.pop())
@@ -665,6 +670,10 @@ func (p *Parallel) merge() {
 // because more than Options.MaxHeld waited, as Decoder.Unordered does: the
 // same records, so the output is the same. Call it after Close.
 func (p *Parallel) Unordered() uint64 { return p.unordered }
+
+// SpillErr returns the error that lost packed conn records of retired
+// connections, as Decoder.SpillErr does. Call it after Close.
+func (p *Parallel) SpillErr() error { return p.spillErr }
 
 // walkChunk decodes the packets of ch this worker owns (own and offs list
 // the owner and the offset of every record) and returns how many there

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/iwarpkit/iwarpkit/internal/varpack"
+	"github.com/iwarpkit/iwarpkit/internal/spill"
 )
 
 // A connection reset after octets has its summary at the end of the
@@ -182,8 +182,8 @@ func (c *conn) drained() bool {
 // endpoints (reused).
 
 // A retired connection queues records at Close: its conn record, packed
-// into Decoder.packs (retired.go) where it can be, its place in
-// Decoder.retired; the others in Decoder.retiredRecs, which few have.
+// into Decoder.packs (retired.go) where it can be; the others in
+// Decoder.retiredRecs, which few have.
 // (Its recConnEnd, the last record of a Parallel's worker or of a Decoder
 // with a Local, went at once, or is dropped: see retire.)
 
@@ -217,15 +217,14 @@ func (d *Decoder) retire(c *conn) {
 	}
 	if n := len(recs); n > 0 && packable(recs[n-1]) {
 		if d.packs == nil {
-			d.packs = new(varpack.Arena)
+			d.packs = spill.New(d.spillBudget())
 		}
-		d.packEnc = packConn(d.packEnc[:0], recs[n-1], &d.strs)
-		if at, ok := d.packs.Add(d.packEnc, 0); ok {
-			d.retired = append(d.retired, packRef{at, uint32(len(d.packEnc))})
-			packed = true
-			recs[n-1] = nil
-			recs = recs[:n-1]
-		}
+		r := recs[n-1]
+		d.packEnc = packConn(d.packEnc[:0], r, &d.strs)
+		d.packs.Add(spill.Key{A: r.Frame, B: int64(r.Conn)}, d.packEnc)
+		packed = true
+		recs[n-1] = nil
+		recs = recs[:n-1]
 	}
 	if len(recs) > 0 {
 		if d.retiredRecs == nil {

@@ -369,6 +369,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "iwarpdump: %d records written out of frame order: more than %d waited for messages still open, whose records come after their FPDUs\n",
 			u.Unordered(), flows.DefaultMaxHeld)
 	}
+	spillLost := false
+	if sp, ok := dec.(interface{ SpillErr() error }); ok && sp.SpillErr() != nil {
+		// The packed summaries of reset connections, kept in a temporary
+		// file (internal/spill), could not be read back: their conn
+		// records are missing. The rest is written; the exit status is 1.
+		fmt.Fprintf(stderr, "iwarpdump: %v: conn records of reset connections are missing\n", sp.SpillErr())
+		spillLost = true
+	}
 	if pq != nil {
 		if err := pq.Close(); err != nil {
 			fmt.Fprintf(stderr, "iwarpdump: -T parquet: %v\n", err)
@@ -411,6 +419,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if damaged && *strict {
 		return 3
+	}
+	if spillLost {
+		return 1
 	}
 	if failLevel != 0 {
 		if worst, ok := coll.Worst(); ok && worst >= failLevel {
