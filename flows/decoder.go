@@ -139,11 +139,9 @@ type Decoder struct {
 	// besides its conn record, by id: few have any.
 	retiredRecs map[int][]*Record
 	saving      *[]*Record
-	// embryos are the connections that have sent a SYN and nothing else,
-	// embryoOrder[embryoHead:] them (and some made since) oldest first.
-	embryos     map[flatKey]embryo
-	embryoOrder []embryoRef
-	embryoHead  int
+	// embryos are the connections that have sent a SYN and nothing else
+	// (embryo.go).
+	embryos embryoTable
 	// idle orders the connections in the table by their last packet, for
 	// evictIdle (idle.go).
 	idle      idleHeap
@@ -309,8 +307,8 @@ func (d *Decoder) open(p *capture.Packet, ci int, syn bool) *conn {
 		}
 		delete(d.finished, flatKeyOf(k))
 	}
-	if len(d.embryos) > 0 {
-		if e, ok := d.embryos[flatKeyOf(k)]; ok {
+	if d.embryos.live > 0 {
+		if e, ok := d.embryos.take(flatKeyOf(k)); ok {
 			return d.born(k, e, ci)
 		}
 	}

@@ -38,13 +38,6 @@ type embryo struct {
 	fromLo   bool // the SYN came from the key's lo endpoint
 }
 
-// embryoRef is an entry of Decoder.embryoOrder: the embryo's endpoints and
-// id (endpoints are used again).
-type embryoRef struct {
-	k  flatKey
-	id int
-}
-
 // flatKey is a connKey without pointers (netip.Addr holds one), 38
 // octets against 64, for the tables that hold many: embryos (up to
 // Options.MaxConns, twice over with embryoOrder) and the endpoints of
@@ -80,35 +73,12 @@ func (d *Decoder) conceive(k connKey, p *capture.Packet) bool {
 	if k.lo.Addr().Zone() != "" || k.hi.Addr().Zone() != "" {
 		return false
 	}
-	if d.embryos == nil {
-		d.embryos = make(map[flatKey]embryo)
-	}
-	for len(d.embryos) >= d.maxEmbryos() {
+	for d.embryos.live >= d.maxEmbryos() {
 		d.dropEmbryo()
 	}
-	ek := flatKeyOf(k)
 	e := embryo{id: d.newID(), frame: p.Frame, sec: p.TS.Unix(), nsec: int32(p.TS.Nanosecond()),
 		seq: p.Seq, ack: p.Ack, window: p.Window, flags: p.Flags, fromLo: p.Src == k.lo}
-	d.embryos[ek] = e
-	if d.embryoHead >= minIdleSweep && d.embryoHead >= len(d.embryoOrder)/2 {
-		// Move the entries still wanted to the front, so that the
-		// entries of embryos forgotten do not pile up before the head.
-		n := copy(d.embryoOrder, d.embryoOrder[d.embryoHead:])
-		clear(d.embryoOrder[n:])
-		d.embryoOrder, d.embryoHead = d.embryoOrder[:n], 0
-	}
-	d.embryoOrder = append(d.embryoOrder, embryoRef{ek, e.id})
-	if n := len(d.embryoOrder) - d.embryoHead; n >= 2*len(d.embryos)+minIdleSweep {
-		// Forget the entries of embryos that became connections.
-		live := d.embryoOrder[:0]
-		for _, r := range d.embryoOrder[d.embryoHead:] {
-			if e, ok := d.embryos[r.k]; ok && e.id == r.id {
-				live = append(live, r)
-			}
-		}
-		clear(d.embryoOrder[len(live):])
-		d.embryoOrder, d.embryoHead = live, 0
-	}
+	d.embryos.put(flatKeyOf(k), e, d.maxEmbryos())
 	return true
 }
 
@@ -125,15 +95,8 @@ func (d *Decoder) maxEmbryos() int {
 
 // dropEmbryo forgets the oldest embryo.
 func (d *Decoder) dropEmbryo() {
-	for d.embryoHead < len(d.embryoOrder) {
-		r := d.embryoOrder[d.embryoHead]
-		d.embryoOrder[d.embryoHead] = embryoRef{}
-		d.embryoHead++
-		if e, ok := d.embryos[r.k]; ok && e.id == r.id {
-			delete(d.embryos, r.k)
-			d.endEmbryo(e)
-			return
-		}
+	if e, ok := d.embryos.dropOldest(); ok {
+		d.endEmbryo(e)
 	}
 }
 
@@ -147,10 +110,9 @@ func (d *Decoder) endEmbryo(e embryo) {
 	}
 }
 
-// born makes the connection of embryo e, on endpoints k, and gives it the
-// SYN.
+// born makes the connection of embryo e, taken from the table, on
+// endpoints k, and gives it the SYN.
 func (d *Decoder) born(k connKey, e embryo, ci int) *conn {
-	delete(d.embryos, flatKeyOf(k))
 	src, dst := k.hi, k.lo
 	if e.fromLo {
 		src, dst = k.lo, k.hi
@@ -168,6 +130,5 @@ func (d *Decoder) born(k connKey, e embryo, ci int) *conn {
 // ids goes with it, and a recConnEnd record each, all queued at once in
 // the last part of the round, took 28 MB for 100,000 unanswered SYNs.
 func (d *Decoder) closeEmbryos() {
-	d.embryos = nil
-	d.embryoOrder, d.embryoHead = nil, 0
+	d.embryos = embryoTable{}
 }

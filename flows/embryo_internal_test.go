@@ -27,7 +27,7 @@ func TestEmbryoShare(t *testing.T) {
 				Src: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 98, byte(i >> 8), byte(i)}), 1024), Dst: dst}
 			d.Packet(&pk)
 		}
-		if got, want := len(d.embryos), 1000/workers; got != want {
+		if got, want := d.embryos.live, 1000/workers; got != want {
 			t.Errorf("%d workers: a worker keeps %d embryos, want %d", workers, got, want)
 		}
 	}
