@@ -193,7 +193,13 @@ func (p *Partial) takeConn(r *flows.Record) bool {
 	}
 	t.records++
 	t.hasSum = true
-	t.sum, t.sumInit, t.initiator, t.responder = summaryOf(r.Summary)
+	// As setSummary: a summary that does not know the initiator leaves
+	// the one an earlier summary gave.
+	sum, init, ini, resp := summaryOf(r.Summary)
+	t.sum = sum
+	if init {
+		t.sumInit, t.initiator, t.responder = true, ini, resp
+	}
 	return true
 }
 
