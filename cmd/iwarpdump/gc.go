@@ -29,33 +29,38 @@ import (
 // but cost up to 50 % more CPU where the live heap sat just under it, and
 // a limit cannot tell that from a decode about to outgrow it.
 //
-// At the other end, a decode whose live heap is a few MB (the workload,
-// above all with -j 2: three 1 MiB chunk buffers, a Decoder per worker)
-// runs GOGC=400 until the live heap passes smallHeap, when GOGC goes back to
-// 100: at 100, the first collection came when the heap reached 4 MB, some
-// 15 ms into the workload under -j 2 -q -z conn, and it was its only one.
-// Besides its own work, it scanned the 5 MB of gopacket/layers' tables of
-// decoders (pointers all), a quarter of the run's page faults. At 400 the
-// heap may grow to five times what is live, 20 MB at most below smallHeap:
-// -j 2 -q -z conn took 0.213 s instead of 0.224 s and 18.3 MiB instead of
-// 25.0 (median of 11 interleaved rounds).
+// At the other end, the first collection waits until the Go runtime
+// holds startLimit: until then GOGC is off under a memory limit of
+// startLimit (debug.SetMemoryLimit), and both are set back at the first
+// collection. At GOGC=100 the first collection came when the heap reached
+// 4 MB, some 15 ms into the workload under -j 2 -q -z conn (three 1 MiB
+// chunk buffers, a Decoder per worker), and it was its only one. Besides
+// its own work it scanned the 5 MB of gopacket/layers' tables of decoders
+// (pointers all): a quarter of the run's page faults. Without it, -j 2 -q
+// -z conn took 0.208 s instead of 0.229 s and 18 MiB instead of 28.5
+// (median of 9 interleaved rounds). (GOGC=400 until the live heap passed
+// 4 MiB did as much there, but the collector counts the 5 MB of globals in
+// the heap goal, times GOGC/100: churn 25,000 in JSON Lines took 58.6 MiB
+// instead of 32.5.)
 //
-// GOGC in the environment overrides all of this.
+// GOGC in the environment overrides all of this, and GOMEMLIMIT the first
+// collection's wait.
 const (
-	startPercent = 400
-	smallHeap    = 4 << 20
-	gcPercent    = 50
-	tightenAt    = 16 << 20
+	startLimit = 24 << 20
+	gcPercent  = 50
+	tightenAt  = 16 << 20
 )
 
 // gcWatch is the watch on the live heap that setGCPercent starts.
 type gcWatch struct {
-	old  int // GOGC before
-	mu   sync.Mutex
-	done bool // tightened, or stopped
-	// grown is closed when GOGC goes back from startPercent to old, and
-	// tightened when it is set to gcPercent (tests).
-	grown, tightened chan struct{}
+	old      int   // GOGC before
+	oldLimit int64 // the memory limit before
+	mu       sync.Mutex
+	done     bool // tightened, or stopped
+	// started is closed when the first collection has set GOGC and the
+	// memory limit back, and tightened when GOGC is set to gcPercent
+	// (tests).
+	started, tightened chan struct{}
 }
 
 // gcTick is an object made only to be collected: its finalizer runs after
@@ -65,10 +70,11 @@ type gcWatch struct {
 // together.
 type gcTick struct{ w *gcWatch }
 
-// setGCPercent sets GOGC to startPercent and watches the live heap: it
-// sets GOGC back as it was once the heap passes smallHeap, and to gcPercent
-// once it passes tightenAt, unless GOGC is set in the environment. It returns what stops the watch and
-// restores the setting before.
+// setGCPercent turns the collector off under a memory limit of startLimit
+// until its first collection, then watches the live heap and sets GOGC to
+// gcPercent once it passes tightenAt; nothing when GOGC is set in the
+// environment. It returns what stops the watch and restores the settings
+// before.
 func setGCPercent() (restore func()) {
 	w := startGCWatch()
 	if w == nil {
@@ -82,7 +88,15 @@ func startGCWatch() *gcWatch {
 	if os.Getenv("GOGC") != "" {
 		return nil
 	}
-	w := &gcWatch{old: debug.SetGCPercent(startPercent), grown: make(chan struct{}), tightened: make(chan struct{})}
+	w := &gcWatch{started: make(chan struct{}), tightened: make(chan struct{})}
+	w.old = debug.SetGCPercent(-1)
+	w.oldLimit = debug.SetMemoryLimit(-1) // a negative limit reads it
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(startLimit)
+	} else {
+		w.restore()
+		close(w.started)
+	}
 	w.arm()
 	return w
 }
@@ -103,18 +117,16 @@ func (w *gcWatch) check() {
 	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 {
+		w.restore()
 		return
 	}
-	live := s[0].Value.Uint64()
-	if live > smallHeap {
-		select {
-		case <-w.grown:
-		default:
-			debug.SetGCPercent(w.old)
-			close(w.grown)
-		}
+	select {
+	case <-w.started:
+	default:
+		w.restore()
+		close(w.started)
 	}
-	if live > tightenAt {
+	if s[0].Value.Uint64() > tightenAt {
 		debug.SetGCPercent(gcPercent)
 		w.done = true
 		close(w.tightened)
@@ -123,10 +135,16 @@ func (w *gcWatch) check() {
 	w.arm()
 }
 
-// stop ends the watch and restores GOGC as it was.
+// stop ends the watch and restores GOGC and the memory limit as they were.
 func (w *gcWatch) stop() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.done = true
+	w.restore()
+}
+
+// restore sets GOGC and the memory limit as they were.
+func (w *gcWatch) restore() {
 	debug.SetGCPercent(w.old)
+	debug.SetMemoryLimit(w.oldLimit)
 }

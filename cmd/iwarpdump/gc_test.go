@@ -1,27 +1,30 @@
 package main
 
 import (
+	"math"
 	"runtime"
 	"runtime/debug"
 	"testing"
 	"time"
 )
 
-// TestGCPercent: GOGC is startPercent while the live heap is small, goes
-// back as it was once the live heap passes smallHeap, is set to gcPercent
-// once it passes tightenAt, and is restored when the watch stops; with
-// GOGC in the environment nothing is watched.
+// TestGCPercent: GOGC is off under a memory limit of startLimit until the
+// first collection, which sets both back; GOGC is set to gcPercent once
+// the live heap passes tightenAt, and restored when the watch stops; with
+// GOGC in the environment nothing is watched, and with GOMEMLIMIT the
+// first collection comes as it would.
 func TestGCPercent(t *testing.T) {
 	before := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(before)
+	beforeLimit := debug.SetMemoryLimit(math.MaxInt64)
+	defer debug.SetMemoryLimit(beforeLimit)
+	t.Setenv("GOMEMLIMIT", "")
 	w := startGCWatch()
 	if w == nil {
 		t.Skip("GOGC is set in the environment")
 	}
-	runtime.GC()
-	runtime.GC()
-	if got := debug.SetGCPercent(startPercent); got != startPercent {
-		t.Errorf("GOGC %d with a small heap, want %d", got, startPercent)
+	if got, lim := debug.SetGCPercent(-1), debug.SetMemoryLimit(-1); got != -1 || lim != startLimit {
+		t.Errorf("before a collection: GOGC %d, limit %d; want off, %d", got, lim, startLimit)
 	}
 	await := func(ch chan struct{}, what string) {
 		t.Helper()
@@ -38,18 +41,15 @@ func TestGCPercent(t *testing.T) {
 			}
 		}
 	}
+	await(w.started, "the first collection")
+	if got, lim := debug.SetGCPercent(-1), debug.SetMemoryLimit(-1); got != 100 || lim != math.MaxInt64 {
+		t.Errorf("after a collection: GOGC %d, limit %d; want 100, no limit", got, lim)
+	}
+	debug.SetGCPercent(100)
 	live := make([][]byte, 24)
-	for i := range live[:8] {
+	for i := range live {
 		live[i] = make([]byte, 1<<20)
 		live[i][i] = 1
-	}
-	await(w.grown, "8 MiB live")
-	if got := debug.SetGCPercent(100); got != 100 {
-		t.Errorf("GOGC %d with 8 MiB live, want 100", got)
-	}
-	for i := range live[8:] {
-		live[8+i] = make([]byte, 1<<20)
-		live[8+i][i] = 1
 	}
 	await(w.tightened, "24 MiB live")
 	if got := debug.SetGCPercent(gcPercent); got != gcPercent {
@@ -60,6 +60,14 @@ func TestGCPercent(t *testing.T) {
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Errorf("GOGC %d after stop, want 100", got)
 	}
+
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	w = startGCWatch()
+	if got, lim := debug.SetGCPercent(-1), debug.SetMemoryLimit(-1); got != 100 || lim != math.MaxInt64 {
+		t.Errorf("with GOMEMLIMIT set: GOGC %d, limit %d; want 100 and the limit as it was", got, lim)
+	}
+	debug.SetGCPercent(100)
+	w.stop()
 
 	t.Setenv("GOGC", "200")
 	if startGCWatch() != nil {
