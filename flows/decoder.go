@@ -248,12 +248,18 @@ func endpointHash(a netip.AddrPort) uint64 {
 // order. emit may keep the record.
 func NewDecoder(opts Options, emit func(*Record)) *Decoder {
 	opts.fill()
-	return &Decoder{
+	d := &Decoder{
 		opts:    opts,
 		emit:    emit,
 		conns:   make(map[connKey]*conn),
 		workers: 1,
 	}
+	if opts.Payload == nil {
+		// Payload's caller is given the record to be emitted: it stays
+		// the same record (heldpack.go).
+		d.queue.pk = newHeldPack(d.newBox, func(b *fpduBox) { d.recycle(&b.r) })
+	}
+	return d
 }
 
 // Packet feeds one captured packet. Packets that are not TCP are ignored.
@@ -559,14 +565,13 @@ func (d *Decoder) release(all bool) {
 	}
 	limit := min(d.frame+1, d.pendingLimit())
 	for d.queue.len() > 0 {
-		r := d.queue.peek()
-		if !all && r.Frame >= limit {
+		if !all && d.queue.peekFrame() >= limit {
 			if d.queue.len() <= d.opts.MaxHeld {
 				break
 			}
 			d.unordered++
 		}
-		d.queue.pop()
+		r := d.queue.pop()
 		// emitQueued, by hand: a call per record cost 4 % of -q.
 		if r.Type == recConnEnd || r.Type == recLocal {
 			if r.local != nil {
@@ -608,7 +613,7 @@ func (d *Decoder) releaseLazy() {
 		if !ok {
 			break
 		}
-		for d.queue.len() > 0 && d.queue.peek().Frame <= k.A {
+		for d.queue.len() > 0 && d.queue.peekFrame() <= k.A {
 			d.emitQueued(d.queue.pop())
 		}
 		_, b, _ := d.lazy.Next()

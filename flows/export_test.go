@@ -111,3 +111,15 @@ func (p *Parallel) MaxPart() int {
 	}
 	return m
 }
+
+// SetHeldPackAt sets how many records waiting make the ordering queues
+// made afterwards pack the FPDU records pushed into them, and returns the
+// value it had.
+func SetHeldPackAt(n int) int {
+	old := heldPackAt
+	heldPackAt = n
+	return old
+}
+
+// HeldPacked counts the records the ordering queues have packed.
+func HeldPacked() uint64 { return heldPacked.Load() }

@@ -9,14 +9,25 @@ package flows
 // head of one or the other. The heap is hand-written rather than
 // container/heap, whose interface calls cost a tenth of the decode.
 type orderQueue struct {
-	fifo []*Record // sorted; live from head on
+	fifo []qent // sorted; live from head on
 	head int
-	heap []*Record
+	heap []qent
+	// pk, when set, packs the FPDU records pushed past heldPackAt
+	// (heldpack.go).
+	pk *heldPack
 }
 
-func recLess(a, b *Record) bool {
-	if a.Frame != b.Frame {
-		return a.Frame < b.Frame
+// qent is a record in the queue: r, or when r is nil the record packed at
+// ref in pk.
+type qent struct {
+	frame, order uint64
+	r            *Record
+	ref          uint64
+}
+
+func entLess(a, b *qent) bool {
+	if a.frame != b.frame {
+		return a.frame < b.frame
 	}
 	return a.order < b.order
 }
@@ -25,7 +36,13 @@ func recLess(a, b *Record) bool {
 func (q *orderQueue) len() int { return len(q.fifo) - q.head + len(q.heap) }
 
 func (q *orderQueue) push(r *Record) {
-	if n := len(q.fifo); n == q.head || !recLess(r, q.fifo[n-1]) {
+	e := qent{frame: r.Frame, order: r.order, r: r}
+	if q.pk != nil && q.len() >= heldPackAt {
+		if ref, ok := q.pk.pack(r); ok {
+			e.r, e.ref = nil, ref
+		}
+	}
+	if n := len(q.fifo); n == q.head || !entLess(&e, &q.fifo[n-1]) {
 		if q.head > 0 && q.head == n {
 			// Drained: start again at the front.
 			q.fifo, q.head = q.fifo[:0], 0
@@ -36,14 +53,14 @@ func (q *orderQueue) push(r *Record) {
 			clear(q.fifo[m:])
 			q.fifo, q.head = q.fifo[:m], 0
 		}
-		q.fifo = append(q.fifo, r)
+		q.fifo = append(q.fifo, e)
 		return
 	}
-	h := append(q.heap, r)
+	h := append(q.heap, e)
 	j := len(h) - 1
 	for j > 0 {
 		parent := (j - 1) / 2
-		if !recLess(h[j], h[parent]) {
+		if !entLess(&h[j], &h[parent]) {
 			break
 		}
 		h[j], h[parent] = h[parent], h[j]
@@ -57,30 +74,43 @@ func (q *orderQueue) fromHeap() bool {
 	if len(q.heap) == 0 {
 		return false
 	}
-	return q.head == len(q.fifo) || recLess(q.heap[0], q.fifo[q.head])
+	return q.head == len(q.fifo) || entLess(&q.heap[0], &q.fifo[q.head])
 }
 
-// peek returns the least record; the queue must not be empty.
-func (q *orderQueue) peek() *Record {
+// least returns the entry of the least record; the queue must not be
+// empty.
+func (q *orderQueue) least() *qent {
 	if q.fromHeap() {
-		return q.heap[0]
+		return &q.heap[0]
 	}
-	return q.fifo[q.head]
+	return &q.fifo[q.head]
+}
+
+// peekFrame returns the least record's frame; the queue must not be empty.
+func (q *orderQueue) peekFrame() uint64 { return q.least().frame }
+
+// peek returns the least record, unpacked if it was packed; the queue must
+// not be empty.
+func (q *orderQueue) peek() *Record {
+	e := q.least()
+	if e.r == nil {
+		e.r = q.pk.unpack(e.ref)
+	}
+	return e.r
 }
 
 // pop removes and returns the least record; the queue must not be empty.
 func (q *orderQueue) pop() *Record {
+	top := q.peek()
 	if !q.fromHeap() {
-		r := q.fifo[q.head]
-		q.fifo[q.head] = nil
+		q.fifo[q.head] = qent{}
 		q.head++
-		return r
+		return top
 	}
 	h := q.heap
-	top := h[0]
 	n := len(h) - 1
 	h[0] = h[n]
-	h[n] = nil
+	h[n] = qent{}
 	h = h[:n]
 	j := 0
 	for {
@@ -89,10 +119,10 @@ func (q *orderQueue) pop() *Record {
 			break
 		}
 		m := l
-		if r := l + 1; r < n && recLess(h[r], h[l]) {
+		if r := l + 1; r < n && entLess(&h[r], &h[l]) {
 			m = r
 		}
-		if !recLess(h[m], h[j]) {
+		if !entLess(&h[m], &h[j]) {
 			break
 		}
 		h[j], h[m] = h[m], h[j]

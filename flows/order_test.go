@@ -71,3 +71,11 @@ func TestOrderQueue(t *testing.T) {
 		}
 	}
 }
+
+// recLess is the queue's order on records.
+func recLess(a, b *Record) bool {
+	if a.Frame != b.Frame {
+		return a.Frame < b.Frame
+	}
+	return a.order < b.order
+}

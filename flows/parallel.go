@@ -486,6 +486,24 @@ func (p *Parallel) merge() {
 	defer close(p.merged)
 	n := len(p.workers)
 	var q orderQueue
+	// The boxes of the records the queue packs (heldpack.go), to unpack
+	// others into; a record unpacked goes back to its worker once emitted,
+	// as the others do.
+	var boxes []*fpduBox
+	q.pk = newHeldPack(func() *fpduBox {
+		if k := len(boxes); k > 0 {
+			b := boxes[k-1]
+			boxes = boxes[:k-1]
+			*b = fpduBox{}
+			b.r.box = boxFPDU
+			return b
+		}
+		return &fpduBox{r: Record{box: boxFPDU}}
+	}, func(b *fpduBox) {
+		if len(boxes) < maxFreeBoxes/4 {
+			boxes = append(boxes, b)
+		}
+	})
 	pend := make([]uint64, n)
 	for i := range pend {
 		pend[i] = math.MaxUint64
@@ -619,8 +637,8 @@ func (p *Parallel) merge() {
 			for _, f := range pend {
 				limit = min(limit, f)
 			}
-			for q.len() > 0 && (q.peek().Frame < limit || q.len() > p.maxHeld) {
-				if q.peek().Frame >= limit {
+			for q.len() > 0 && (q.peekFrame() < limit || q.len() > p.maxHeld) {
+				if q.peekFrame() >= limit {
 					p.unordered++
 				}
 				out(q.pop())
@@ -674,7 +692,7 @@ func (p *Parallel) merge() {
 		if lw < 0 {
 			break
 		}
-		for q.len() > 0 && q.peek().Frame <= lf {
+		for q.len() > 0 && q.peekFrame() <= lf {
 			out(q.pop())
 		}
 		_, b, _ := lazy[lw].Next()
