@@ -377,8 +377,9 @@ func (p *Parallel) Close() {
 func (w *pworker) run(res chan<- pround) {
 	defer close(res)
 	d := w.dec
-	w.res = res
-	w.resetMark()
+	// SetLocal may come after the goroutine starts, before the first
+	// batch: the mark is set for a Local at the first cut.
+	w.res, w.mark = res, w.seg
 	for b := range w.in {
 		w.takeBack()
 		npk := len(b.pkts)
