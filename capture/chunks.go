@@ -39,6 +39,12 @@ type ChunkReader struct {
 	eof   bool
 	ng    *ngReader // pcapng: the blocks are read with it and repacked
 	m     *Merge    // NewMergeChunks: the packets are read from it and repacked
+	// NextOwners, during Next: the walker and owner of the records, and
+	// what it appends to.
+	ow   *ChunkWalker
+	of   Owner
+	own  []uint8
+	offs []int32
 }
 
 // NewMergeChunks reads the packets of m (several files, in timestamp
@@ -134,6 +140,27 @@ func (c *ChunkReader) u32(b []byte) uint32 {
 	return binary.LittleEndian.Uint32(b)
 }
 
+// NextOwners is Next followed by w.Owners(ch, own, offs, of), in one walk
+// over the records of a pcap file rather than two.
+func (c *ChunkReader) NextOwners(buf []byte, w *ChunkWalker, own []uint8, offs []int32, of Owner) (Chunk, []uint8, []int32, error) {
+	if c.ng != nil || c.m != nil || w.ng {
+		ch, err := c.Next(buf)
+		if err != nil {
+			return ch, own, offs, err
+		}
+		own, offs = w.Owners(ch, own, offs, of)
+		return ch, own, offs, nil
+	}
+	c.ow, c.of, c.own, c.offs = w, of, own, offs
+	ch, err := c.Next(buf)
+	own, offs = c.own, c.offs
+	c.ow, c.of, c.own, c.offs = nil, nil, nil, nil
+	if err != nil {
+		return ch, own[:0], offs[:0], err
+	}
+	return ch, own, offs, nil
+}
+
 // Next fills buf (of capacity at least ChunkSize) with whole records and
 // returns them. After the last record it returns io.EOF, or the *FileError a
 // Source would return at the same frame.
@@ -175,6 +202,10 @@ func (c *ChunkReader) Next(buf []byte) (Chunk, error) {
 		if len(rest) < n {
 			c.cut(chunkOff+int64(pos), len(rest), ioErr)
 			break
+		}
+		if c.ow != nil {
+			c.offs = append(c.offs, int32(pos))
+			c.own = append(c.own, c.ow.pcapOwner(rest[:n:n], c.of))
 		}
 		pos += n
 		ch.N++
@@ -418,34 +449,38 @@ func (w *ChunkWalker) Owners(ch Chunk, own []uint8, offs []int32, of Owner) ([]u
 		return w.ngOwners(ch, own, offs, of)
 	}
 	b := ch.Data
-	ethernet := w.pr.link == layers.LinkTypeEthernet
-	p := &w.p
 	for i := 0; i < ch.N; i++ {
 		if len(b) < pcapRecordHdrSize {
 			break
 		}
-		caplen, wirelen := w.pr.u32(b[8:12]), w.pr.u32(b[12:16])
-		n := pcapRecordHdrSize + int(caplen)
-		data := b[pcapRecordHdrSize:n:n]
+		n := pcapRecordHdrSize + int(w.pr.u32(b[8:12]))
 		offs = append(offs, int32(len(ch.Data)-len(b)))
+		own = append(own, w.pcapOwner(b[:n:n], of))
 		b = b[n:]
-		if caplen <= wirelen && ethernet {
-			if length, doff, ok := fastTCP4Lengths(data); ok {
-				ip := data[eth:]
-				own = append(own, of.OwnerTCP4([4]byte(ip[12:16]), [4]byte(ip[16:20]),
-					binary.BigEndian.Uint16(ip[20:22]), binary.BigEndian.Uint16(ip[22:24]), length-20-doff))
-				continue
-			}
-		}
-		if caplen > wirelen {
-			*p = Packet{Kind: KindBad, WireLen: int(wirelen), Data: data}
-		} else {
-			*p = Packet{WireLen: int(wirelen), Data: data}
-			w.dec.decode(p, w.pr.link)
-		}
-		own = append(own, of.Owner(p))
 	}
 	return own, offs
+}
+
+// pcapOwner returns the worker of the packet of rec, a whole pcap record
+// (its header and its captured octets), that of gives.
+func (w *ChunkWalker) pcapOwner(rec []byte, of Owner) uint8 {
+	caplen, wirelen := w.pr.u32(rec[8:12]), w.pr.u32(rec[12:16])
+	data := rec[pcapRecordHdrSize:]
+	if caplen <= wirelen && w.pr.link == layers.LinkTypeEthernet {
+		if length, doff, ok := fastTCP4Lengths(data); ok {
+			ip := data[eth:]
+			return of.OwnerTCP4([4]byte(ip[12:16]), [4]byte(ip[16:20]),
+				binary.BigEndian.Uint16(ip[20:22]), binary.BigEndian.Uint16(ip[22:24]), length-20-doff)
+		}
+	}
+	p := &w.p
+	if caplen > wirelen {
+		*p = Packet{Kind: KindBad, WireLen: int(wirelen), Data: data}
+	} else {
+		*p = Packet{WireLen: int(wirelen), Data: data}
+		w.dec.decode(p, w.pr.link)
+	}
+	return of.Owner(p)
 }
 
 // ngOwners is Owners for repacked pcapng records.

@@ -794,7 +794,12 @@ func (p *Parallel) DecodeChunks(ctx context.Context, cr *capture.ChunkReader) (u
 	var rerr error
 	for ctx.Err() == nil {
 		cb := <-p.chunks
-		ch, err := cr.Next(cb.b)
+		var ob pinfo
+		select {
+		case ob = <-p.ownBufs:
+		default:
+		}
+		ch, own, offs, err := cr.NextOwners(cb.b, ow, ob.own, ob.offs, &p.bal)
 		if err != nil {
 			if err != io.EOF {
 				rerr = err
@@ -802,12 +807,6 @@ func (p *Parallel) DecodeChunks(ctx context.Context, cr *capture.ChunkReader) (u
 			break
 		}
 		n += uint64(ch.N)
-		var ob pinfo
-		select {
-		case ob = <-p.ownBufs:
-		default:
-		}
-		own, offs := ow.Owners(ch, ob.own, ob.offs, &p.bal)
 		p.owners <- pinfo{own: own, offs: offs}
 		cb.b = ch.Data[:0]
 		cb.left.Store(int32(len(p.workers)))
