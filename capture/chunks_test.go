@@ -8,12 +8,15 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"testing"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/iwarpkit/iwarpkit/internal/damage"
 )
 
 // chunkFrames reads path with a ChunkReader (chunk buffers of size) and
@@ -331,5 +334,80 @@ func TestChunksRecords(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNextOwners: NextOwners gives the chunks, owners, offsets and errors of
+// Next followed by Owners, on every bundled capture (pcap and pcapng), a
+// packet limit, and damaged variants.
+func TestNextOwners(t *testing.T) {
+	dir := t.TempDir()
+	files, _ := filepath.Glob("../testdata/*/*.pcap*")
+	var sources [][]byte
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		sources = append(sources, data)
+	}
+	for _, v := range damage.Variants(9, 60, sources) {
+		p := filepath.Join(dir, v.Name+".pcap")
+		if err := os.WriteFile(p, v.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, p)
+	}
+	type chunk struct {
+		first uint64
+		n     int
+		pos   int64
+		data  string
+		own   []uint8
+		offs  []int32
+		err   string
+	}
+	read := func(path string, limit uint64, one bool) ([]chunk, bool) {
+		cr, err := OpenChunks(path, limit)
+		if err != nil {
+			return nil, false
+		}
+		defer cr.Close()
+		w := cr.Walker()
+		buf := make([]byte, 0, ChunkSize)
+		var out []chunk
+		for {
+			var ch Chunk
+			var own []uint8
+			var offs []int32
+			of := &testOwner{n: 3}
+			if one {
+				ch, own, offs, err = cr.NextOwners(buf, w, make([]uint8, 0, 4), nil, of)
+			} else if ch, err = cr.Next(buf); err == nil {
+				own, offs = w.Owners(ch, make([]uint8, 0, 4), nil, of)
+			}
+			c := chunk{first: ch.First, n: ch.N, pos: ch.Pos, data: string(ch.Data), own: own, offs: offs}
+			if err != nil {
+				c = chunk{err: err.Error()}
+			}
+			out = append(out, c)
+			if err != nil {
+				return out, true
+			}
+		}
+	}
+	compared := 0
+	for _, f := range files {
+		for _, limit := range []uint64{0, 5} {
+			want, ok := read(f, limit, false)
+			if !ok {
+				continue
+			}
+			compared++
+			got, _ := read(f, limit, true)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s, limit %d: NextOwners differs from Next and Owners", filepath.Base(f), limit)
+			}
+		}
+	}
+	if compared < 100 {
+		t.Fatalf("%d files compared", compared)
 	}
 }
