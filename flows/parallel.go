@@ -775,8 +775,9 @@ func (p *Parallel) DecodeChunks(ctx context.Context, cr *capture.ChunkReader) (u
 	const bufs = 3
 	p.chunks = make(chan *chunkBuf, bufs)
 	p.ownBufs = make(chan pinfo, bufs)
-	for i := 0; i < bufs; i++ {
-		p.chunks <- &chunkBuf{b: make([]byte, 0, capture.ChunkSize), home: p.chunks}
+	cbufs, release := capture.ChunkBuffers(bufs)
+	for _, b := range cbufs {
+		p.chunks <- &chunkBuf{b: b, home: p.chunks}
 	}
 	for _, w := range p.workers {
 		w.walk = cr.Walker()
@@ -819,5 +820,8 @@ func (p *Parallel) DecodeChunks(ctx context.Context, cr *capture.ChunkReader) (u
 		}
 	}
 	p.Close()
+	// Every worker is done with the buffers: Close waits for the merge,
+	// which waits for every worker's last round.
+	release()
 	return n, rerr
 }
