@@ -62,7 +62,8 @@ type Options struct {
 }
 
 // DefaultMaxHeld is Options.MaxHeld's default: 16,384 records, some
-// 16 MB (an FPDU record takes some 950 octets), so that a decode stays
+// 13 MB as FPDU records (816 octets each), 2-3 MB as the queue keeps them
+// past 1,024 (packed, heldpack.go), so that a decode stays
 // within issue 6's 64 MiB however long its messages are. A message spans
 // that many records when it is some 23 MB long at an MSS of 1460, or when
 // the connections around it send that many FPDUs before it completes.
