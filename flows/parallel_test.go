@@ -471,13 +471,17 @@ func FuzzParallel(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		// Three workers hand their records over in parts of two.
+		// Three workers hand their records over in parts of two, and
+		// their merge packs every record it holds (heldpack.go).
 		defer flows.SetSegRecords(def)
+		defer flows.SetHeldPackAt(flows.SetHeldPackAt(1024))
 		parts := func(w int) {
 			if w == 3 {
 				flows.SetSegRecords(2)
+				flows.SetHeldPackAt(0)
 			} else {
 				flows.SetSegRecords(def)
+				flows.SetHeldPackAt(1024)
 			}
 		}
 		want, wn, werr := sequential(t, path, 0)
