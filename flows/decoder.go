@@ -586,6 +586,7 @@ func (d *Decoder) release(all bool) {
 			d.recycle(r)
 		}
 	}
+	d.queue.packHeld()
 }
 
 // emitQueued emits r, a record from the queue, or hands an internal

@@ -17,7 +17,9 @@ import (
 // decode with thousands of connections each in the middle of a message,
 // or one long message, held 16,384 of them, 13 MB. Past heldPackAt
 // records waiting, the queue packs the FPDU records pushed into it as
-// varints, some 60 to 110 octets each (the record's fields, the FPDU's
+// varints (a Decoder's between packets, orderQueue.packHeld: a record may
+// still change while its packet is decoded; a Parallel's merge as they
+// come), some 60 to 110 octets each (the record's fields, the FPDU's
 // and the DDP and RDMAP headers'), in blocks of heldBlockSize, and the
 // box goes back to be reused at once; the record is unpacked into a box
 // again when it comes to the head of the queue. Like the conn records of

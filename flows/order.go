@@ -12,9 +12,12 @@ type orderQueue struct {
 	fifo []qent // sorted; live from head on
 	head int
 	heap []qent
-	// pk, when set, packs the FPDU records pushed past heldPackAt
-	// (heldpack.go).
-	pk *heldPack
+	// pk, when set, packs the FPDU records held past heldPackAt
+	// (heldpack.go): at push when pushed is set (the merge of a Parallel,
+	// whose records are done with), else at packHeld.
+	pk     *heldPack
+	pushed bool
+	seen   int // fifo[:seen] has been offered to pk (packHeld)
 }
 
 // qent is a record in the queue: r, or when r is nil the record packed at
@@ -37,7 +40,7 @@ func (q *orderQueue) len() int { return len(q.fifo) - q.head + len(q.heap) }
 
 func (q *orderQueue) push(r *Record) {
 	e := qent{frame: r.Frame, order: r.order, r: r}
-	if q.pk != nil && q.len() >= heldPackAt {
+	if q.pk != nil && q.pushed && q.len() >= heldPackAt {
 		if ref, ok := q.pk.pack(r); ok {
 			e.r, e.ref = nil, ref
 		}
@@ -45,12 +48,13 @@ func (q *orderQueue) push(r *Record) {
 	if n := len(q.fifo); n == q.head || !entLess(&e, &q.fifo[n-1]) {
 		if q.head > 0 && q.head == n {
 			// Drained: start again at the front.
-			q.fifo, q.head = q.fifo[:0], 0
+			q.fifo, q.head, q.seen = q.fifo[:0], 0, 0
 		} else if q.head >= 1024 && 2*q.head >= n {
 			// Mostly consumed: move the live part down so that the
 			// slice does not grow without bound.
 			m := copy(q.fifo, q.fifo[q.head:])
 			clear(q.fifo[m:])
+			q.seen = max(q.seen-q.head, 0)
 			q.fifo, q.head = q.fifo[:m], 0
 		}
 		q.fifo = append(q.fifo, e)
@@ -67,6 +71,26 @@ func (q *orderQueue) push(r *Record) {
 		j = parent
 	}
 	q.heap = h
+}
+
+// packHeld packs the FPDU records pushed into the FIFO since its last call
+// while more than heldPackAt are held. A Decoder calls it between packets:
+// a record pushed during a packet may still change until the packet is
+// decoded (a message adds a finding to the FPDU that broke its offsets).
+func (q *orderQueue) packHeld() {
+	if q.pk == nil {
+		return
+	}
+	if q.len() >= heldPackAt {
+		for i := max(q.seen, q.head); i < len(q.fifo); i++ {
+			if e := &q.fifo[i]; e.r != nil {
+				if ref, ok := q.pk.pack(e.r); ok {
+					e.r, e.ref = nil, ref
+				}
+			}
+		}
+	}
+	q.seen = len(q.fifo)
 }
 
 // fromHeap reports whether the least record is the heap's.

@@ -492,6 +492,7 @@ func (p *Parallel) merge() {
 	// others into; a record unpacked goes back to its worker once emitted,
 	// as the others do.
 	var boxes []*fpduBox
+	q.pushed = true // the records come whole from the workers
 	q.pk = newHeldPack(func() *fpduBox {
 		if k := len(boxes); k > 0 {
 			b := boxes[k-1]

@@ -492,9 +492,13 @@ func FuzzParallel(f *testing.F) {
 			}
 		}
 		pkts := testutil.ReadPackets(data)
+		parts(2)
+		one := jsonlOf(t, pkts, 0, false)
 		for _, w := range []int{2, 3} {
 			parts(w)
-			sameLines(t, fmt.Sprintf("%d workers, packets", w), jsonlOf(t, pkts, w, w == 3), jsonlOf(t, pkts, 0, false))
+			sameLines(t, fmt.Sprintf("%d workers, packets", w), jsonlOf(t, pkts, w, w == 3), one)
 		}
+		// One Decoder packing every record it holds (parts(3)).
+		sameLines(t, "one Decoder packing its held records", jsonlOf(t, pkts, 0, true), one)
 	})
 }
