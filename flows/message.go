@@ -245,9 +245,13 @@ func (m *messages) evictOldest(d *direction) {
 		}
 	}
 	if ok {
+		// The message's first frame may be long past the connection's
+		// recent frames: its time is the message's own (conn.tsOf).
+		d.c.hint = frameTS{f, m.open_[kk].ts}
 		m.del(kk, f)
 		d.c.finding(nil, dissect.SeverityWarning, "ddp.message_incomplete",
 			"an RDMA message never got its last segment (L=1) before the gather limit", "RFC 5041 §5", f)
+		d.c.hint = frameTS{}
 	}
 }
 
@@ -262,9 +266,11 @@ func (m *messages) flush(d *direction) {
 				kk, f, ok = k, s.frame, true
 			}
 		}
+		d.c.hint = frameTS{f, m.open_[kk].ts}
 		m.del(kk, f)
 		d.c.finding(nil, dissect.SeverityNote, "ddp.message_incomplete",
 			"an RDMA message was still incomplete (no segment with L=1) when the capture or connection ended", "RFC 5041 §5", f)
+		d.c.hint = frameTS{}
 	}
 }
 
