@@ -174,6 +174,7 @@ func (d *direction) Data(ch reassembly.Chunk) {
 			return
 		}
 	}
+	var rest []byte // octets after those completing the FPDU held
 	if len(d.buf()) == 0 {
 		// Nothing pending: frame straight from the capture's buffer
 		// (zero-copy); only a trailing partial FPDU is copied below.
@@ -182,7 +183,17 @@ func (d *direction) Data(ch reassembly.Chunk) {
 		d.head = 0
 		d.borrowed = true
 	} else {
-		if len(d.data)+len(ch.Data) > cap(d.data) && cap(d.data) >= compactAt && d.head >= len(d.buf()) {
+		join := ch.Data
+		if n := d.completes(); n > 0 && n < len(join) {
+			// Join only the octets that complete the FPDU held; what
+			// follows is framed from the capture's buffer, as when
+			// nothing is held. Joining whole chunks copied 70 % of the
+			// workload's octets once more (83 % on small messages), and
+			// the buffer of a direction whose FPDUs straddle segments
+			// grew to an FPDU and a segment.
+			join, rest = join[:n], join[n:]
+		}
+		if len(d.data)+len(join) > cap(d.data) && cap(d.data) >= compactAt && d.head >= len(d.buf()) {
 			// Reuse the room of the octets consumed rather than let append
 			// grow the buffer (consume moves them only past 64 KiB): a
 			// direction whose FPDUs straddle its segments kept some 130 KB,
@@ -191,12 +202,24 @@ func (d *direction) Data(ch reassembly.Chunk) {
 			m := copy(d.data, d.data[d.head:])
 			d.data, d.head = d.data[:m], 0
 		}
-		d.data = append(d.data, ch.Data...)
+		d.data = append(d.data, join...)
 		d.own = d.data[:0]
 	}
 	d.prov = append(d.prov, prov{off: ch.Off, end: ch.Off + uint64(len(ch.Data)), frame: ch.Frame,
 		sec: ch.TS.Unix(), nsec: int32(ch.TS.Nanosecond())})
 	d.parse()
+	if rest != nil {
+		if len(d.buf()) == 0 {
+			d.bufOff = ch.Off + uint64(len(ch.Data)-len(rest))
+			d.data, d.head, d.borrowed = rest, 0, true
+		} else {
+			// The FPDU was not framed (sync lost, say): the rest
+			// joins the buffer as the whole chunk did.
+			d.data = append(d.data, rest...)
+			d.own = d.data[:0]
+		}
+		d.parse()
+	}
 	if d.borrowed {
 		if cap(d.own) == 0 {
 			d.own = d.c.d.takeOwn()
@@ -206,6 +229,26 @@ func (d *direction) Data(ch reassembly.Chunk) {
 		d.head = 0
 		d.borrowed = false
 	}
+}
+
+// completes is how many more octets complete the FPDU at the front of the
+// buffer, or 0 when that is not known: outside steady framing, or while its
+// length field is not all there.
+func (d *direction) completes() int {
+	if d.mode != modeFPDU || !d.sawFPDU {
+		return 0
+	}
+	b := d.buf()
+	s := d.bufOff
+	ulen, ok, hole := d.lenAt(b, s, s, d.markers, d.grid)
+	if !ok || hole {
+		return 0
+	}
+	wire := mpa.PlainLen(ulen)
+	if d.markers {
+		wire = d.grid.WireLen(s, wire)
+	}
+	return max(wire-len(b), 0)
 }
 
 // Event implements reassembly.Handler.
