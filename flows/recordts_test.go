@@ -14,12 +14,7 @@ import (
 // its frame (a message still open when the capture ends) once took the
 // connection's last timestamp instead.
 func TestRecordTime(t *testing.T) {
-	var files []string
-	for _, g := range []string{"../testdata/siw/*.pcap", "../testdata/synth/*.pcap"} {
-		m, _ := filepath.Glob(g)
-		files = append(files, m...)
-	}
-	for _, f := range files {
+	for _, f := range bundledPcaps(t) {
 		ps := loadPackets(t, f)
 		ts := map[uint64]time.Time{}
 		for _, p := range ps {
