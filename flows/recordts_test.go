@@ -14,8 +14,8 @@ import (
 // its frame (a message still open when the capture ends) once took the
 // connection's last timestamp instead.
 func TestRecordTime(t *testing.T) {
-	for _, f := range bundledPcaps(t) {
-		ps := loadPackets(t, f)
+	for _, bc := range bundled(t) {
+		f, ps := bc.path, bc.pkts
 		ts := map[uint64]time.Time{}
 		for _, p := range ps {
 			ts[p.Frame] = p.TS

@@ -39,20 +39,6 @@ func resegment(ps []capture.Packet, cut func(rest int) int) []capture.Packet {
 	return out
 }
 
-// bundledPcaps lists the bundled siw and synth captures.
-func bundledPcaps(t testing.TB) []string {
-	t.Helper()
-	var files []string
-	for _, g := range []string{"../testdata/siw/*.pcap", "../testdata/synth/*.pcap"} {
-		m, _ := filepath.Glob(g)
-		files = append(files, m...)
-	}
-	if len(files) < 20 {
-		t.Fatalf("only %d captures found", len(files))
-	}
-	return files
-}
-
 // decodeJSON renders the records of one Decoder over ps, one JSON line each.
 func decodeJSON(ps []capture.Packet) []byte {
 	var out []byte
@@ -76,7 +62,10 @@ func decodeJSON(ps []capture.Packet) []byte {
 // starts the next is ordinary; the framing joins only the octets that
 // complete the FPDU it holds, and frames the rest from the segment.
 func TestResegment(t *testing.T) {
-	files := bundledPcaps(t)
+	caps := bundled(t)
+	if len(caps) < 20 {
+		t.Fatalf("only %d captures found", len(caps))
+	}
 	cuts := []struct {
 		name string
 		cut  func(r *rand.Rand) func(int) int
@@ -102,8 +91,8 @@ func TestResegment(t *testing.T) {
 	// marker lock counts the markers that agree in what was buffered
 	// when it was decided (4 for pieces of a few octets, 5 otherwise).
 	skip := map[string]string{"retransmit-conflict.pcap": "*", "rdmac.pcap": "tiny"}
-	for _, f := range files {
-		ps := loadPackets(t, f)
+	for _, bc := range caps {
+		f, ps := bc.path, bc.pkts
 		want := decodeJSON(ps)
 		for _, c := range cuts {
 			t.Run(filepath.Base(f)+"/"+c.name, func(t *testing.T) {
@@ -131,15 +120,15 @@ func TestResegment(t *testing.T) {
 func FuzzResegment(f *testing.F) {
 	var caps [][]capture.Packet
 	var wants [][]byte
-	for _, p := range bundledPcaps(f) {
-		switch filepath.Base(p) {
+	for _, bc := range bundled(f) {
+		switch filepath.Base(bc.path) {
 		case "retransmit-conflict.pcap", "rdmac.pcap", "midstream-markers.pcap":
 			// TestResegment's skip, and the other capture that starts
 			// mid-stream with markers: its lock message counts the
 			// markers buffered, which the fuzzer's cuts can change.
 			continue
 		}
-		ps := loadPackets(f, p)
+		ps := bc.pkts
 		if len(ps) > 400 {
 			continue // keep each exec short
 		}
