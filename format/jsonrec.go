@@ -24,6 +24,28 @@ type JSONWriter struct {
 	tsText []byte // "2006-01-02T15:04:05." of second tsSec
 	tsOK   bool
 	addrs  addrCache
+	// hole: head leaves the connection id out and notes where it goes
+	// in connAt (Format).
+	hole   bool
+	connAt int
+}
+
+// Format is a flows.Format for the workers of a flows.Parallel: Append,
+// but without the connection id, for the FPDU and message records Append
+// writes straight from the record; the others are left to the merge.
+func (w *JSONWriter) Format(dst []byte, r *flows.Record) ([]byte, int, bool) {
+	switch {
+	case r.Type == flows.RecFPDU && fastFPDU(r):
+		w.hole = true
+		dst = w.fpdu(dst, r)
+	case r.Type == flows.RecMessage && plainAddrs(r):
+		w.hole = true
+		dst = w.message(dst, r)
+	default:
+		return dst, -1, false
+	}
+	w.hole = false
+	return append(dst, '\n'), w.connAt, true
 }
 
 // Append appends r's JSON object (without a newline) to dst.
@@ -70,7 +92,11 @@ func (w *JSONWriter) head(dst []byte, r *flows.Record, typ string) []byte {
 	dst = append(dst, `,"ts":"`...)
 	dst = w.appendTS(dst, r.TS)
 	dst = append(dst, `","conn":`...)
-	dst = appendUint(dst, uint64(r.Conn))
+	if w.hole {
+		w.connAt = len(dst)
+	} else {
+		dst = appendUint(dst, uint64(r.Conn))
+	}
 	dst = append(dst, `,"src":`...)
 	dst = w.addrs.append(dst, r.Src)
 	dst = append(dst, `,"dst":`...)

@@ -2,11 +2,13 @@ package format_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
 	"github.com/iwarpkit/iwarpkit/flows"
 	"github.com/iwarpkit/iwarpkit/format"
 	"github.com/iwarpkit/iwarpkit/internal/damage"
@@ -103,4 +105,60 @@ func BenchmarkJSONWriter(b *testing.B) {
 			out = format.AppendJSON(out[:0], kvs)
 		}
 	})
+}
+
+// TestFormatLeavesConnOut: JSONWriter.Format and TextOptions.Format, the
+// renderers of iwarpdump -j N's workers (flows.Parallel.SetFormat), give
+// what Append and AppendText give once the connection id is put where they
+// say, after what dst held, for every record of every bundled capture
+// they accept; they accept every FPDU and message record of a real
+// capture but those Append writes through Fields.
+func TestFormatLeavesConnOut(t *testing.T) {
+	files, _ := filepath.Glob("../testdata/*/*.pcap")
+	if len(files) < 20 {
+		t.Fatalf("only %d bundled captures", len(files))
+	}
+	var jw, ref format.JSONWriter
+	pre := []byte("held before ")
+	texts := []format.TextOptions{{}, {Verbose: true}, {Quiet: true, Hex: true}}
+	accepted := 0
+	for _, f := range files {
+		for _, r := range testutil.Decode(t, f, flows.Options{}) {
+			for _, conn := range []int{0, 7, 123456} {
+				r.Conn = conn
+				out, at, ok := jw.Format(append([]byte(nil), pre...), r)
+				if !ok {
+					if (r.Type == flows.RecFPDU && len(r.FPDU.Findings) == 0 && r.FPDU.Seg.Opcode != rdmap.OpReadRequest &&
+						r.FPDU.Seg.Opcode != rdmap.OpTerminate) || r.Type == flows.RecMessage {
+						t.Fatalf("%s frame %d: %v record declined", f, r.Frame, r.Type)
+					}
+					continue
+				}
+				accepted++
+				if !bytes.HasPrefix(out, pre) || at < len(pre) || at > len(out) {
+					t.Fatalf("%s frame %d: %d octets, conn at %d, prefix kept %v", f, r.Frame, len(out), at, bytes.HasPrefix(out, pre))
+				}
+				got := append(append(append([]byte(nil), out[len(pre):at]...), fmt.Sprint(conn)...), out[at:]...)
+				if want := append(ref.Append(nil, r), '\n'); !bytes.Equal(got, want) {
+					t.Fatalf("%s frame %d:\n got %s\nwant %s", f, r.Frame, got, want)
+				}
+				for _, o := range texts {
+					out, at, ok := o.Format(append([]byte(nil), pre...), r)
+					if ok != (r.Type == flows.RecFPDU || r.Type == flows.RecMessage) {
+						t.Fatalf("%s frame %d: text of a %v record accepted %v", f, r.Frame, r.Type, ok)
+					}
+					if !ok {
+						continue
+					}
+					if at != -1 || !bytes.Equal(out[len(pre):], format.AppendText(nil, r, o)) || !bytes.HasPrefix(out, pre) {
+						t.Fatalf("%s frame %d, %+v: conn at %d, text\n%s\nwant\n%s", f, r.Frame, o, at, out, format.AppendText(nil, r, o))
+					}
+				}
+			}
+		}
+	}
+	if accepted < 1000 {
+		t.Fatalf("only %d records accepted", accepted)
+	}
+	t.Logf("%d records accepted", accepted)
 }

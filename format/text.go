@@ -18,6 +18,17 @@ type TextOptions struct {
 	Hex     bool // -X: hex and ASCII of the payload's first octets (flows.PreviewLen)
 }
 
+// Format is a flows.Format for the workers of a flows.Parallel:
+// AppendText of the FPDU and message records, whose lines and trees carry
+// no connection id; the others are left to the merge.
+func (o TextOptions) Format(dst []byte, r *flows.Record) ([]byte, int, bool) {
+	switch r.Type {
+	case flows.RecFPDU, flows.RecMessage:
+		return AppendText(dst, r, o), -1, true
+	}
+	return dst, -1, false
+}
+
 // AppendText appends the record's text form: one line in tcpdump's manner
 // (frame, UTC time of day, endpoints, what it is), then attached findings and,
 // when verbose, the field tree, each on indented lines. Every string from the
