@@ -72,6 +72,44 @@ func unread(n node, omit format.Omit) format.Omit {
 	return 0
 }
 
+// Reads reports whether a test of the filter reads the top-level key key
+// or a member of it ("rdmap" for rdmap.term.code): whether a record's
+// value of it can change the verdict. iwarpdump -j N has its workers
+// match records before the merge numbers their connections, unless the
+// filter reads "conn" (flows.Parallel.SetFormat). A nil Filter reads
+// nothing.
+func (f *Filter) Reads(key string) bool {
+	if f == nil {
+		return false
+	}
+	return reads(f.root, key)
+}
+
+func reads(n node, key string) bool {
+	switch n := n.(type) {
+	case *orNode:
+		return reads(n.l, key) || reads(n.r, key)
+	case *andNode:
+		return reads(n.l, key) || reads(n.r, key)
+	case *notNode:
+		return reads(n.x, key)
+	case *kindNode:
+		return under("type", key) || under("ddp.t", key) || under("rdmap.opcode", key)
+	case *test:
+		for _, r := range n.f.routes {
+			if under(r.path, key) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// under reports whether path is key or a member of it.
+func under(path, key string) bool {
+	return path == key || strings.HasPrefix(path, key+".")
+}
+
 // Match reports whether a record's fields (format.Fields) pass the filter.
 // It does not allocate. A nil Filter matches everything.
 func (f *Filter) Match(kvs []format.KV) bool {

@@ -550,3 +550,40 @@ func TestGetAgreesWithFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestReads: which filters read a key, aliases and record-type shorthands
+// included; iwarpdump -j N lets its workers match records only when the
+// filter does not read "conn".
+func TestReads(t *testing.T) {
+	cases := []struct {
+		expr, key string
+		want      bool
+	}{
+		{"conn == 2", "conn", true},
+		{"!(conn >= 2) && mpa.crc_status == \"bad\"", "conn", true},
+		{"frame > 20 || conn == 1", "conn", true},
+		{"conn", "conn", false}, // the record type, not the id
+		{"conn", "type", true},
+		{"rdmap.opcode == 4", "conn", false},
+		{"rdmap.opcode == 4", "rdmap.opcode", true},
+		{"rdmap.opcode == 4", "rdmap", true},
+		{"rdmap.opcode == 4", "rdmap.op", false},
+		{"iwarp_rdma.opcode == 4", "rdmap.opcode", true},
+		{"rdmap", "rdmap.opcode", true},
+		{"frame.number >= 20", "frame", true},
+		{"", "conn", false},
+	}
+	for _, c := range cases {
+		f, err := Compile(c.expr)
+		if err != nil {
+			t.Fatalf("%q: %v", c.expr, err)
+		}
+		if got := f.Reads(c.key); got != c.want {
+			t.Errorf("%q reads %q: %v, want %v", c.expr, c.key, got, c.want)
+		}
+	}
+	var nilf *Filter
+	if nilf.Reads("conn") {
+		t.Error("a nil Filter reads conn")
+	}
+}
