@@ -2,8 +2,11 @@ package flows_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -130,6 +133,58 @@ func BenchmarkPipelineJSONL(b *testing.B) {
 	benchDecodeOpts(b, flows.Options{Recycle: true}, 0, func(r *flows.Record) {
 		buf = w.Append(buf[:0], r)
 	})
+}
+
+// BenchmarkPipelineJSONLWorkers: JSON Lines of the workload and of small
+// messages with one Decoder, and, reading a file in chunks as iwarpdump -j 2
+// does (DecodeChunks), with 2 workers whose merge formats every record
+// (emit) and with 2 workers that format their own (Parallel.SetFormat,
+// iwarpdump -j 2 -T jsonl).
+func BenchmarkPipelineJSONLWorkers(b *testing.B) {
+	for _, in := range []struct {
+		name string
+		data *generated
+	}{{"workload", &perfData}, {"small", &smallData}} {
+		for _, mode := range []string{"1", "2-emit", "2-format"} {
+			b.Run(in.name+"/"+mode, func(b *testing.B) {
+				var out []byte
+				var w format.JSONWriter
+				emit := func(r *flows.Record) {
+					out = append(w.Append(out[:0], r), '\n')
+				}
+				data := in.data.get(b)
+				if mode == "1" {
+					benchDecodeData(b, data, flows.Options{Recycle: true}, 0, emit)
+					return
+				}
+				path := filepath.Join(b.TempDir(), "bench.pcap")
+				if err := os.WriteFile(path, data, 0o644); err != nil {
+					b.Fatal(err)
+				}
+				b.SetBytes(int64(len(data)))
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					cr, err := capture.OpenChunks(path, 0)
+					if err != nil {
+						b.Fatal(err)
+					}
+					p, err := flows.NewParallel(flows.Options{Recycle: true}, 2, emit)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if mode == "2-format" {
+						p.SetFormat(func() flows.Format { return new(format.JSONWriter).Format },
+							func(b []byte) { out = append(out[:0], b...) })
+					}
+					if _, err := p.DecodeChunks(context.Background(), cr); err != nil {
+						b.Fatal(err)
+					}
+					cr.Close()
+				}
+			})
+		}
+	}
 }
 
 // BenchmarkCaptureOnly: reading and decoding Ethernet/IP/TCP, for reference.

@@ -670,6 +670,7 @@ const (
 	boxNone boxKind = iota
 	boxFPDU
 	boxMsg
+	boxLite // a Parallel merge's liteRec (SetFormat), never a Decoder's
 )
 
 // recycle keeps the holder of an emitted record for reuse.

@@ -123,3 +123,7 @@ func SetHeldPackAt(n int) int {
 
 // HeldPacked counts the records the ordering queues have packed.
 func HeldPacked() uint64 { return heldPacked.Load() }
+
+// MaxLites returns the most records the merge held at once as octets
+// their workers rendered (SetFormat). Call it after Close.
+func (p *Parallel) MaxLites() int { return p.maxLites }

@@ -40,6 +40,10 @@ import (
 // where it allocates an id; the merge numbers them in capture order and
 // rewrites Conn.
 //
+// With SetFormat, each worker renders its FPDU and message records itself
+// and the merge writes the octets in order, the connection id put in
+// (wformat.go).
+//
 // With SetLocal, each worker first offers its records to its own Local,
 // which may consume FPDU records whose order does not matter to it (the
 // counts of iwarpdump -q -z): those never reach the merge (local.go).
@@ -67,6 +71,19 @@ type Parallel struct {
 	// chunk, they were garbage, and first touches of new memory.
 	ownBufs chan pinfo
 	merged  chan struct{}
+
+	// SetFormat: write takes the records the workers rendered; wbuf is
+	// where the merge puts their connection ids in.
+	write func([]byte)
+	wbuf  []byte
+	lites []*liteRec // the merge's liteRecs, for reuse
+	// liveLites counts the liteRecs made and not written yet, maxLites
+	// the most at once (tests).
+	liveLites, maxLites int
+	// crowded is set while the merge holds heldPackAt records or more:
+	// the workers then hand their records over unrendered, for the merge
+	// to pack (formatOut).
+	crowded atomic.Bool
 
 	bal     balancer  // which worker decodes each packet
 	cur     []*pbatch // the round being filled, one batch per worker
@@ -193,6 +210,10 @@ type pstep struct{ frame, pend uint64 }
 type pround struct {
 	recs  []*Record
 	steps []pstep
+	// SetFormat: the records the worker rendered (formatPart), in
+	// queue order like recs, and their octets.
+	fmts  []pent
+	arena []byte
 	final any  // the Local's Flush(-1), in the round of Close
 	end   bool // the last part of the round
 	// In the round of Close: the packed conn records of the connections
@@ -235,8 +256,15 @@ type pworker struct {
 	seg, mark int
 	maxPart   int                  // the most records handed at once (tests)
 	walk      *capture.ChunkWalker // DecodeChunks
-	in        chan *pbatch
-	free      chan *pbatch
+	format    Format               // SetFormat
+	crowded   *atomic.Bool         // SetFormat: Parallel.crowded
+	// SetFormat: the part's records rendered so far (formatOut), and
+	// how many of d.out it has looked at.
+	fmts    []pent
+	arena   []byte
+	fmtFrom int
+	in      chan *pbatch
+	free    chan *pbatch
 	// back returns emitted FPDU record boxes from the merge
 	// (Options.Recycle), and backFree the emptied slices to the merge;
 	// spare returns the slices of rounds the merge is done with.
@@ -423,6 +451,13 @@ func (w *pworker) run(res chan<- pround) {
 // round's records so far to the merge once segRecords are left.
 func (w *pworker) cut() {
 	d := w.dec
+	if w.format != nil {
+		w.formatOut()
+		if len(d.out)+len(w.fmts) < w.seg && len(w.arena) < partArena {
+			w.mark = len(d.out) + localRecords
+			return
+		}
+	}
 	if d.local != nil {
 		d.out = d.takeLocal(d.out, d.offered)
 		d.offered = len(d.out)
@@ -440,6 +475,11 @@ func (w *pworker) cut() {
 func (w *pworker) hand(r pround) {
 	d := w.dec
 	w.maxPart = max(w.maxPart, len(r.recs))
+	if w.format != nil {
+		w.formatOut()
+		r.recs, r.fmts, r.arena = d.out, w.fmts, w.arena
+		w.fmts, w.arena, w.fmtFrom = nil, nil, 0
+	}
 	w.res <- r
 	d.out, d.steps = nil, nil
 	d.offered = 0
@@ -447,6 +487,7 @@ func (w *pworker) hand(r pround) {
 	select {
 	case sp := <-w.spare:
 		d.out, d.steps = sp.recs[:0], sp.steps[:0]
+		w.fmts, w.arena = sp.fmts[:0], sp.arena[:0]
 	default:
 	}
 }
@@ -457,7 +498,7 @@ func (w *pworker) hand(r pround) {
 // a single Decoder offers them after every packet.
 func (w *pworker) resetMark() {
 	w.mark = w.seg
-	if w.dec.local != nil {
+	if w.dec.local != nil || w.format != nil {
 		w.mark = min(w.seg, localRecords)
 	}
 }
@@ -511,10 +552,13 @@ func (p *Parallel) merge() {
 	for i := range pend {
 		pend[i] = math.MaxUint64
 	}
-	rounds := make([]pround, n) // per worker: the part of the round at hand
-	next := make([]int, n)      // per worker: the next record of rounds[w]
-	step := make([]int, n)      // per worker: the next step of the round
-	base := make([]int, n)      // per worker: the round's step of rounds[w].steps[0]
+	rounds := make([]pround, n)  // per worker: the part of the round at hand
+	next := make([]int, n)       // per worker: the next record of rounds[w]
+	nextF := make([]int, n)      // per worker: the next of rounds[w].fmts (SetFormat)
+	made := make([][]liteRef, n) // per worker: the liteRecs made from rounds[w]
+	crowded := false             // p.crowded as last stored
+	step := make([]int, n)       // per worker: the next step of the round
+	base := make([]int, n)       // per worker: the round's step of rounds[w].steps[0]
 	ids := make([]connIDs, n)
 	lookup := func(k [2]int) (int, bool) { return ids[k[0]].get(k[1]) }
 	nextID := 0
@@ -524,6 +568,11 @@ func (p *Parallel) merge() {
 	strs := make([][]string, n)
 	// take queues worker w's records up to packet k (inclusive).
 	take := func(w int, k uint32) {
+		f := rounds[w].fmts
+		for nextF[w] < len(f) && f[nextF[w]].pkt <= k {
+			q.push(p.lite(&f[nextF[w]], w, rounds[w].arena, &made[w]))
+			nextF[w]++
+		}
 		recs := rounds[w].recs
 		for next[w] < len(recs) && recs[next[w]].pkt <= k {
 			r := recs[next[w]]
@@ -565,6 +614,10 @@ func (p *Parallel) merge() {
 		if g, ok := lookup(k); ok {
 			r.Conn = g
 		}
+		if r.box == boxLite {
+			p.writeLite(r)
+			return
+		}
 		p.emit(r)
 		if r.box != boxNone && p.recycle {
 			// A worker keeps at most maxFreeBoxes: more would wait in
@@ -601,7 +654,7 @@ func (p *Parallel) merge() {
 	ended := 0 // the workers whose last part of the round has come
 	receive := func(w int) {
 		rounds[w] = <-p.results[w]
-		next[w] = 0
+		next[w], nextF[w] = 0, 0
 		if rounds[w].end {
 			ended++
 		}
@@ -611,6 +664,7 @@ func (p *Parallel) merge() {
 	advance := func(w int) {
 		base[w] += len(rounds[w].steps)
 		// Its slices go back to the worker for reuse.
+		keepLites(&made[w])
 		select {
 		case p.workers[w].spare <- rounds[w]:
 		default:
@@ -634,6 +688,8 @@ func (p *Parallel) merge() {
 			}
 			if recs := rounds[w].recs; next[w] < len(recs) && recs[next[w]].pkt <= uint32(k) {
 				take(w, uint32(k))
+			} else if f := rounds[w].fmts; nextF[w] < len(f) && f[nextF[w]].pkt <= uint32(k) {
+				take(w, uint32(k))
 			}
 			st := rounds[w].steps[k-base[w]]
 			pend[w] = st.pend
@@ -649,6 +705,10 @@ func (p *Parallel) merge() {
 					p.unordered++
 				}
 				out(q.pop())
+			}
+			if c := q.len() >= heldPackAt; c != crowded && p.write != nil {
+				crowded = c
+				p.crowded.Store(c)
 			}
 		}
 		// Records queued after the round's packets (at Close), and
@@ -673,6 +733,7 @@ func (p *Parallel) merge() {
 				lazy[w], strs[w] = rounds[w].lazy, rounds[w].strs
 			}
 			// The round's slices go back to the worker for reuse.
+			keepLites(&made[w])
 			select {
 			case p.workers[w].spare <- rounds[w]:
 			default:

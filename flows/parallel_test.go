@@ -128,24 +128,7 @@ func TestParallelSameOutput(t *testing.T) {
 	}
 	checkSame(t, "perf 8 MiB", testutil.ReadPackets(buf.Bytes()))
 
-	// Interleave the real captures: packet i of every capture in turn,
-	// renumbered, timestamps made increasing.
-	var mixed []capture.Packet
-	for i := 0; ; i++ {
-		any := false
-		for _, pk := range all {
-			if i < len(pk) {
-				p := pk[i]
-				p.Frame = uint64(len(mixed) + 1)
-				mixed = append(mixed, p)
-				any = true
-			}
-		}
-		if !any {
-			break
-		}
-	}
-	checkSame(t, "interleaved", mixed)
+	checkSame(t, "interleaved", interleave(all))
 
 	// Lengths a damaged header can claim: the workers' packet copies must
 	// carry them whole.
@@ -164,6 +147,26 @@ func TestParallelSameOutput(t *testing.T) {
 	}
 	for _, v := range damage.Variants(6, n, sources) {
 		checkSame(t, v.Name, testutil.ReadPackets(v.Data))
+	}
+}
+
+// interleave returns the captures' packets interleaved, packet i of every
+// capture in turn, renumbered: many connections at once, 4-tuples reused.
+func interleave(all [][]capture.Packet) []capture.Packet {
+	var mixed []capture.Packet
+	for i := 0; ; i++ {
+		any := false
+		for _, pk := range all {
+			if i < len(pk) {
+				p := pk[i]
+				p.Frame = uint64(len(mixed) + 1)
+				mixed = append(mixed, p)
+				any = true
+			}
+		}
+		if !any {
+			return mixed
+		}
 	}
 }
 
@@ -500,5 +503,13 @@ func FuzzParallel(f *testing.F) {
 		}
 		// One Decoder packing every record it holds (parts(3)).
 		sameLines(t, "one Decoder packing its held records", jsonlOf(t, pkts, 0, true), one)
+		// Workers rendering the records themselves (SetFormat), some
+		// left to emit, in parts of two; and through DecodeChunks.
+		rd := renderer{name: "jsonl, some declined", decline: true}
+		sameLines(t, "3 workers rendering", renderedPar(t, pkts, 3, rd), renderedOne(pkts, rd))
+		parts(2)
+		if got, ok := renderedChunks(t, path, 2, renderers[1]); ok {
+			sameLines(t, "2 workers rendering text, chunks", got, renderedOne(pkts, renderers[1]))
+		}
 	})
 }
