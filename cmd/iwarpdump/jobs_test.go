@@ -33,7 +33,11 @@ func TestJobsSameOutput(t *testing.T) {
 	}
 	files = append(files, cut, "--strict -r "+cut)
 	modes := [][]string{{"-T", "jsonl"}, {"-v"}, {"-q", "-z", "conn", "-z", "ops", "-z", "findings", "-z", "latency"}, {"-X"},
-		{"-Y", "rdmap.opcode == 0 || mpa.crc_status != \"ok\"", "--fail-on", "warning"}, {"--decode-as", "tcp.port==7174,crc=on"}}
+		{"-Y", "rdmap.opcode == 0 || mpa.crc_status != \"ok\"", "--fail-on", "warning"}, {"--decode-as", "tcp.port==7174,crc=on"},
+		// The workers render and match the records (flows.Parallel.SetFormat),
+		// but for a filter that reads the connection id.
+		{}, {"-q"}, {"-Y", "rdmap.opcode == 0 || mpa.crc_status != \"ok\""}, {"-T", "jsonl", "-Y", "message || finding"},
+		{"-T", "jsonl", "-Y", "conn == 1 || message"}}
 	for _, f := range files {
 		for _, m := range modes {
 			args := append([]string{"-r", f}, m...)

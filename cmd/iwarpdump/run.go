@@ -273,6 +273,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		dec = par
+		if coll == nil && pq == nil && !silent && !flt.Reads("conn") {
+			// The records are written and nothing else sees them: the
+			// workers match and render the FPDUs and messages, and the
+			// merge writes them in order with their connection ids
+			// (flows.Parallel.SetFormat). A filter that reads the id
+			// leaves them to emit.
+			par.SetFormat(func() flows.Format {
+				f := topts.Format
+				if jsonl {
+					f = new(format.JSONWriter).Format
+				}
+				if *display == "" {
+					return f
+				}
+				return func(dst []byte, r *flows.Record) ([]byte, int, bool) {
+					if !flt.MatchRecord(r) {
+						return dst, -1, true // nothing written
+					}
+					return f(dst, r)
+				}
+			}, func(b []byte) { _, _ = w.Write(b) })
+		}
 		if silent && pq == nil {
 			// Only the tables and reports see the records: each worker
 			// counts the FPDUs whose order does not matter itself, and
