@@ -1,7 +1,6 @@
 package capture
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -18,27 +17,31 @@ import (
 // decode). It delivers the same frames, with the same numbers, and the same
 // *FileError after the last intact one, as a Source over the same file.
 //
-// A pcapng file is read block by block as a Source reads it (ngReader), and
-// each packet is copied into the chunk as a record of its own format (see
-// appendNgRecord): one copy per packet in the reading goroutine, and none
-// of the header decoding, which the walkers do. Only uncompressed pcap and
-// pcapng files are read in chunks: OpenChunks returns ErrNotChunked for
-// anything else, and the caller uses a Source. Several files merged in
-// time order (NewMergeChunks) are read as pcapng is, through the Merge.
+// A pcapng file is read into the chunks too, its blocks read there by an
+// ngReader as a Source reads them, with a note of each packet at the
+// chunk's end (chunkng.go); the few packets that cannot be read in place
+// are copied into chunks of their own format (appendNgRecord). Only
+// uncompressed pcap and pcapng files are read in chunks: OpenChunks
+// returns ErrNotChunked for anything else, and the caller uses a Source.
+// The packets of several files merged in time order (NewMergeChunks) are
+// copied in that format, from the Merge.
 type ChunkReader struct {
-	name  string
-	f     *os.File
-	r     io.Reader
-	hdr   [24]byte
-	big   bool
-	tail  []byte // octets of a record cut at the end of the last chunk
-	off   int64  // file offset of tail[0] (or of the next octet)
-	frame uint64 // frames delivered so far
-	limit uint64 // stop after this many frames (0: no limit)
-	err   error  // sticky: io.EOF or *FileError, returned after the data
-	eof   bool
-	ng    *ngReader // pcapng: the blocks are read with it and repacked
-	m     *Merge    // NewMergeChunks: the packets are read from it and repacked
+	name   string
+	f      *os.File
+	r      io.Reader
+	hdr    [24]byte
+	big    bool
+	tail   []byte // octets of a record cut at the end of the last chunk
+	off    int64  // file offset of tail[0] (or of the next octet)
+	frame  uint64 // frames delivered so far
+	limit  uint64 // stop after this many frames (0: no limit)
+	err    error  // sticky: io.EOF or *FileError, returned after the data
+	eof    bool
+	ng     *ngReader // pcapng: the blocks are read with it (chunkng.go)
+	in     ngChunkInput
+	ownBuf []byte // pcapng: the buffer of in when a chunk repacks
+	pend   []byte // pcapng, Merge: a repacked record for the next chunk
+	m      *Merge // NewMergeChunks: the packets are read from it and repacked
 	// NextOwners, during Next: the walker and owner of the records, and
 	// what it appends to.
 	ow   *ChunkWalker
@@ -55,15 +58,18 @@ func NewMergeChunks(m *Merge, limit uint64) *ChunkReader {
 	return &ChunkReader{name: "merge", m: m, limit: limit}
 }
 
-// Chunk is a run of whole pcap records (or of repacked pcapng packets).
+// Chunk is a run of whole pcap records, of whole pcapng blocks, or of
+// repacked pcapng packets.
 type Chunk struct {
 	Data  []byte // the records, headers included
 	First uint64 // frame number of the first record
 	N     int    // number of records
 	// Pos is the offset of Data[0] in the file, for the Packets'
-	// PayloadPos (ChunkReader.ReadAt); 0 for pcapng, whose records are
-	// repacked.
+	// PayloadPos (ChunkReader.ReadAt); 0 for pcapng.
 	Pos int64
+	// meta: Data holds a pcapng file's blocks, and meta a note of
+	// each packet (ngMeta); nil for repacked records (chunkng.go).
+	meta []byte
 }
 
 // ErrNotChunked: the file is not an uncompressed pcap or pcapng file, or
@@ -87,10 +93,16 @@ func OpenChunks(path string, limit uint64) (*ChunkReader, error) {
 			f.Close()
 			return nil, ErrNotChunked
 		}
-		if c.ng, err = newNgReader(bufio.NewReaderSize(f, readerBufferSize)); err != nil {
+		c.ownBuf = make([]byte, ngOwnBuffer)
+		c.in.f = f
+		c.in.use(c.ownBuf, nil, true)
+		if c.ng, err = newNgReader(&c.in); err != nil {
 			f.Close()
 			return nil, ErrNotChunked
 		}
+		// What follows the section header goes to the first chunk.
+		c.tail = append(c.tail[:0], c.in.b[c.in.r:c.in.w]...)
+		c.in.r, c.in.w = 0, 0
 		return c, nil
 	}
 	if _, err := io.ReadFull(c.r, c.hdr[4:]); err != nil {
@@ -249,62 +261,6 @@ func ngRecordLen(b []byte) int {
 	return ngRecordHdr + int(binary.LittleEndian.Uint32(b[12:16]))
 }
 
-// nextNg is Next for a pcapng file: it reads packets with the ngReader, as
-// a Source does, and repacks them into buf until the next would not fit,
-// which waits in tail for the next chunk.
-func (c *ChunkReader) nextNg(buf []byte) (Chunk, error) {
-	buf = append(buf[:0], c.tail...)
-	c.tail = c.tail[:0]
-	ch := Chunk{First: c.frame + 1}
-	if len(buf) > 0 {
-		ch.N++
-		c.frame++
-	}
-	var p Packet
-	for c.limit == 0 || c.frame < c.limit {
-		p = Packet{}
-		var link layers.LinkType
-		var off int64
-		var err error
-		if c.m != nil {
-			// The Merge numbers the frames and wraps its inputs'
-			// errors itself.
-			if err = c.m.NextInto(&p); err == nil {
-				link = c.m.LinkType(p.Interface)
-			}
-		} else {
-			link, off, err = c.ng.read(&p)
-		}
-		if err != nil {
-			switch {
-			case err == io.EOF:
-				c.err = io.EOF
-			case c.m != nil:
-				c.err = err
-			default:
-				c.err = c.fileError(off, err)
-			}
-			break
-		}
-		if len(buf)+ngRecordHdr+len(p.Data) > ChunkSize {
-			// p's octets are the read buffer's until the next read.
-			c.tail = appendNgRecord(c.tail[:0], &p, link)
-			break
-		}
-		buf = appendNgRecord(buf, &p, link)
-		ch.N++
-		c.frame++
-	}
-	if c.limit != 0 && c.frame >= c.limit && c.err == nil && len(c.tail) == 0 {
-		c.err = io.EOF
-	}
-	ch.Data = buf
-	if ch.N == 0 && c.err != nil {
-		return Chunk{}, c.err
-	}
-	return ch, nil
-}
-
 // cut handles the record at file offset off, of which only have octets are
 // in the chunk: at the end of the file, or at a read error, the file ends
 // there (as it would for a Source); otherwise the next chunk carries it.
@@ -337,6 +293,12 @@ type ChunkWalker struct {
 // Walk calls fn with the records of ch, decoded; the Packet is valid
 // during the call.
 func (w *ChunkWalker) Walk(ch Chunk, fn func(p *Packet)) {
+	if ch.meta != nil {
+		for i := 0; i < ch.N && len(ch.meta) >= ngMeta*(i+1); i++ {
+			fn(w.metaPacket(&ch, i, ch.First+uint64(i)))
+		}
+		return
+	}
 	if w.ng {
 		b := ch.Data
 		for i := 0; i < ch.N && len(b) >= ngRecordHdr; i++ {
@@ -400,6 +362,15 @@ func (w *ChunkWalker) ngPacket(b []byte, frame uint64) *Packet {
 // record to the next and touches none of the others' octets.
 func (w *ChunkWalker) WalkOwned(ch Chunk, own []uint8, offs []int32, me uint8, fn func(p *Packet)) {
 	n := min(ch.N, len(own), len(offs))
+	if ch.meta != nil {
+		n = min(n, len(ch.meta)/ngMeta)
+		for i := 0; i < n; i++ {
+			if own[i] == me {
+				fn(w.metaPacket(&ch, i, ch.First+uint64(i)))
+			}
+		}
+		return
+	}
 	if w.ng {
 		for i := 0; i < n; i++ {
 			if own[i] == me {
@@ -483,15 +454,29 @@ func (w *ChunkWalker) pcapOwner(rec []byte, of Owner) uint8 {
 	return of.Owner(p)
 }
 
-// ngOwners is Owners for repacked pcapng records.
+// ngOwners is Owners for pcapng chunks (offs: the records' indexes for
+// chunks of blocks, whose records are at the end) and repacked records.
 func (w *ChunkWalker) ngOwners(ch Chunk, own []uint8, offs []int32, of Owner) ([]uint8, []int32) {
 	b := ch.Data
-	for i := 0; i < ch.N && len(b) >= ngRecordHdr; i++ {
-		offs = append(offs, int32(len(ch.Data)-len(b)))
-		n := ngRecordLen(b)
-		data := b[ngRecordHdr:n:n]
-		link := layers.LinkType(binary.LittleEndian.Uint32(b[28:32]))
-		b = b[n:]
+	for i := 0; i < ch.N; i++ {
+		var data []byte
+		var link layers.LinkType
+		if ch.meta != nil {
+			if len(ch.meta) < ngMeta*(i+1) {
+				break
+			}
+			offs = append(offs, int32(i))
+			data, link = metaData(&ch, i)
+		} else {
+			if len(b) < ngRecordHdr {
+				break
+			}
+			offs = append(offs, int32(len(ch.Data)-len(b)))
+			n := ngRecordLen(b)
+			data = b[ngRecordHdr:n:n]
+			link = layers.LinkType(binary.LittleEndian.Uint32(b[28:32]))
+			b = b[n:]
+		}
 		if link == layers.LinkTypeEthernet {
 			if length, doff, ok := fastTCP4Lengths(data); ok {
 				ip := data[eth:]

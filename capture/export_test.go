@@ -23,3 +23,7 @@ func OpenInputs(m *Merge) int {
 	}
 	return n
 }
+
+// InPlace reports whether ch holds a pcapng file's blocks as read, its
+// packets' records at its end (chunkng.go), rather than repacked records.
+func (ch Chunk) InPlace() bool { return ch.meta != nil }

@@ -3,6 +3,7 @@ package capture_test
 import (
 	"bytes"
 	"encoding/binary"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -247,5 +248,115 @@ func sameInChunks(t *testing.T, data []byte) {
 				t.Fatalf("packet %d: chunks %+v; Source %+v, %v", n, *p, q, err)
 			}
 		})
+	}
+}
+
+// ngMixed builds a pcapng file of some size octets of random blocks
+// (seed): Enhanced Packet Blocks from empty to the longest, some with
+// options, statistics, interfaces added as it goes, new sections in either
+// byte order, comments larger than half a chunk and, with slow, Simple
+// and obsolete Packet Blocks (which are not read in place).
+func ngMixed(t testing.TB, seed uint64, size int, slow bool) []byte {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	frame := ether(t, ipv4TCP(t, []byte("mixed blocks")))
+	var out []byte
+	order := binary.ByteOrder(binary.LittleEndian)
+	f := newNgFile(order)
+	f.idb(layers.LinkTypeEthernet, 0, 0)
+	f.idb(layers.LinkTypeEthernet, 0, 9)
+	ifaces := 2
+	ts := t0
+	for len(out)+f.buf.Len() < size {
+		ts = ts.Add(time.Duration(rng.IntN(1000)) * time.Microsecond)
+		data := frame
+		switch k := rng.IntN(1000); {
+		case k < 3:
+			data = make([]byte, rng.IntN(capture.MaxRecordLength+1))
+			copy(data, frame)
+		case k < 300:
+			data = make([]byte, 60+rng.IntN(9000))
+			copy(data, frame)
+		}
+		switch k := rng.IntN(1000); {
+		case k < 700:
+			// Even interfaces count microseconds, odd ones nanoseconds.
+			iface := uint32(rng.IntN(ifaces))
+			res := 6 + 3*int(iface%2)
+			f.epb(iface, ts, res, uint32(len(data)), uint32(len(data)+rng.IntN(3)), data)
+		case k < 850:
+			f.epbOptions(uint32(rng.IntN(ifaces)), ts, data)
+		case k < 900 && !slow:
+			f.epb(0, ts, 6, uint32(len(data)), uint32(len(data)), data)
+		case k < 900:
+			f.spb(uint32(len(data)), data)
+		case k < 930 && slow:
+			f.pb(0, ts, data)
+		case k < 960:
+			f.isb(uint32(rng.IntN(ifaces)))
+		case k < 980:
+			f.idb(layers.LinkTypeEthernet, 0, byte(6+3*(ifaces%2)))
+			ifaces++
+		case k < 983:
+			// A comment larger than half a chunk.
+			body := make([]byte, 4)
+			body = append(body, f.option(1, bytes.Repeat([]byte("c"), 600<<10+rng.IntN(60000)))...)
+			f.block(0x0BAD, append(body, 0, 0, 0, 0))
+		default:
+			out = append(out, f.bytes()...)
+			order = binary.BigEndian
+			if rng.IntN(2) == 0 {
+				order = binary.LittleEndian
+			}
+			f = newNgFile(order)
+			f.idb(layers.LinkTypeEthernet, 0, 0)
+			f.idb(layers.LinkTypeEthernet, 0, 9)
+			ifaces = 2
+		}
+	}
+	return append(out, f.bytes()...)
+}
+
+// TestChunksPcapngMixed: pcapng files of many chunks, their blocks read in
+// place into the chunks (and the packets that cannot be, repacked), give
+// the packets a Source reads, and the same end, whole and cut short
+// anywhere; without Simple or obsolete Packet Blocks, every chunk holds
+// the blocks in place.
+func TestChunksPcapngMixed(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		slow := seed > 2
+		data := ngMixed(t, seed, 6<<20, slow)
+		sameInChunks(t, data)
+		path := filepath.Join(t.TempDir(), "mixed.pcapng")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cr, err := capture.OpenChunks(path, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 0, capture.ChunkSize)
+		chunks, inPlace, packets := 0, 0, 0
+		for {
+			ch, err := cr.Next(buf)
+			if err != nil {
+				break
+			}
+			chunks++
+			packets += ch.N
+			if ch.InPlace() {
+				inPlace++
+			}
+			// As flows.Parallel.DecodeChunks takes its buffers back.
+			buf = ch.Data[:0]
+		}
+		cr.Close()
+		t.Logf("seed %d: %d packets in %d chunks, %d in place", seed, packets, chunks, inPlace)
+		if chunks < 4 || (!slow && inPlace != chunks) || (slow && inPlace == 0) {
+			t.Fatalf("seed %d: %d chunks, %d in place", seed, chunks, inPlace)
+		}
+		rng := rand.New(rand.NewPCG(seed, 9))
+		for range 3 {
+			sameInChunks(t, data[:rng.IntN(len(data))])
+		}
 	}
 }

@@ -64,6 +64,11 @@ type ngReader struct {
 	// raw, as pcapReader does with its records.
 	win []byte
 	pos int
+	// roomFor, when set, says whether an Enhanced Packet Block of total
+	// length blen, skip octets past raw's next one, may be read now;
+	// read returns errChunkFull, the block unread, when it may not
+	// (ChunkReader.nextRaw).
+	roomFor func(blen uint32, skip int) bool
 }
 
 // ngInput is what an ngReader reads: a *bufio.Reader, or the mapping of
@@ -242,10 +247,21 @@ func (n *ngReader) epb(p *Packet, b []byte) (layers.LinkType, bool) {
 	return f.link, true
 }
 
+// sync discards from raw the blocks read from the window (read's common
+// case) since raw was last peeked at, so that raw's next octet is the
+// next block's (ChunkReader.nextNg reads the blocks in its buffer).
+func (n *ngReader) sync() {
+	if n.pos > 0 {
+		_, _ = n.raw.Discard(n.pos) // octets already buffered: cannot fail
+	}
+	n.win, n.pos = nil, 0
+}
+
 func (n *ngReader) read(p *Packet) (layers.LinkType, int64, error) {
 	// The common block: an Enhanced Packet Block whole in the window.
 	if b := n.win[n.pos:]; len(b) >= ngMinPktBlk && n.u32(b[0:4]) == ngEPB {
-		if blen := n.u32(b[4:8]); blen >= ngMinPktBlk && blen%4 == 0 && uint64(blen) <= uint64(len(b)) {
+		if blen := n.u32(b[4:8]); blen >= ngMinPktBlk && blen%4 == 0 && uint64(blen) <= uint64(len(b)) &&
+			(n.roomFor == nil || n.roomFor(blen, n.pos)) {
 			if link, ok := n.epb(p, b[:blen]); ok {
 				off := n.off
 				n.pos += int(blen)
@@ -283,6 +299,9 @@ func (n *ngReader) read(p *Packet) (layers.LinkType, int64, error) {
 		}
 		n.inPlace = false
 		if typ == ngEPB {
+			if n.roomFor != nil && !n.roomFor(blen, 0) {
+				return 0, off, errChunkFull
+			}
 			if link, ok := n.readEPB(p, blen); ok {
 				n.inPlace = true
 				return link, off, nil
