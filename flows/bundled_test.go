@@ -13,6 +13,7 @@ import (
 type bundledCapture struct {
 	path string
 	pkts []capture.Packet
+	data []byte // the file
 }
 
 // bundled returns every bundled pcap capture (some have no packets).
@@ -25,7 +26,7 @@ func bundled(t testing.TB) []bundledCapture {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, bundledCapture{f, testutil.ReadPackets(data)})
+		out = append(out, bundledCapture{f, testutil.ReadPackets(data), data})
 	}
 	return out
 }

@@ -83,6 +83,12 @@ func renderedOne(pkts []capture.Packet, rd renderer) []byte {
 // themselves (SetFormat), the merge writing what they rendered and
 // emitting the rest into the same output.
 func renderedPar(t testing.TB, pkts []capture.Packet, workers int, rd renderer) []byte {
+	out, _ := renderedWith(t, pkts, workers, rd)
+	return out
+}
+
+// renderedWith is renderedPar, returning the Parallel too, closed.
+func renderedWith(t testing.TB, pkts []capture.Packet, workers int, rd renderer) ([]byte, *flows.Parallel) {
 	t.Helper()
 	var out []byte
 	p, err := flows.NewParallel(flows.Options{Recycle: true}, workers, rd.emitter(&out))
@@ -94,7 +100,7 @@ func renderedPar(t testing.TB, pkts []capture.Packet, workers int, rd renderer) 
 		p.Packet(&pkts[i])
 	}
 	p.Close()
-	return out
+	return out, p
 }
 
 // renderedChunks is renderedPar through DecodeChunks.
@@ -131,17 +137,15 @@ func renderedChunks(t testing.TB, path string, workers int, rd renderer) ([]byte
 func TestParallelFormat(t *testing.T) {
 	def := flows.SegRecords()
 	defer flows.SetSegRecords(def)
-	files, _ := filepath.Glob("../testdata/*/*.pcap")
+	files := bundled(t)
 	if len(files) < 20 {
 		t.Fatalf("only %d bundled captures found", len(files))
 	}
 	var inputs [][]byte
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		inputs = append(inputs, data)
+	var all [][]capture.Packet
+	for _, b := range files {
+		inputs = append(inputs, b.data)
+		all = append(all, b.pkts)
 	}
 	inputs = append(inputs, tinySends(t, 3, 1500))
 	n := 20
@@ -150,10 +154,6 @@ func TestParallelFormat(t *testing.T) {
 	}
 	for _, v := range damage.Variants(11, n, inputs[:len(files)]) {
 		inputs = append(inputs, v.Data)
-	}
-	var all [][]capture.Packet
-	for _, data := range inputs[:len(files)] {
-		all = append(all, testutil.ReadPackets(data))
 	}
 	dir := t.TempDir()
 	compared := 0
@@ -211,16 +211,7 @@ func TestParallelFormatCrowded(t *testing.T) {
 	}
 	pkts := testutil.ReadPackets(buf.Bytes())
 	rd := renderers[0]
-	var out []byte
-	p, err := flows.NewParallel(flows.Options{Recycle: true}, 2, rd.emitter(&out))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.SetFormat(rd.newFormat, func(b []byte) { out = append(out, b...) })
-	for i := range pkts {
-		p.Packet(&pkts[i])
-	}
-	p.Close()
+	out, p := renderedWith(t, pkts, 2, rd)
 	sameLines(t, "open 600", out, renderedOne(pkts, rd))
 	held := bytes.Count(out, []byte(`"type":"fpdu"`))
 	t.Logf("%d FPDU records, at most %d held rendered", held, p.MaxLites())
