@@ -210,7 +210,7 @@ type pstep struct{ frame, pend uint64 }
 type pround struct {
 	recs  []*Record
 	steps []pstep
-	// SetFormat: the records the worker rendered (formatPart), in
+	// SetFormat: the records the worker rendered (formatOut), in
 	// queue order like recs, and their octets.
 	fmts  []pent
 	arena []byte
