@@ -15,7 +15,7 @@ import (
 // of a capture are written straight from the record, without building the
 // generic key/value list, numbers are written in place (digits.go),
 // timestamps reuse the text of the second they fall in, and endpoints the
-// text of their last appearance. Other records, and FPDUs that carry findings, a Read Request or
+// text of their last appearance. Other records, and FPDUs that carry findings or
 // a Terminate, go through Fields. The keys are the field registry's names,
 // as in fields.go. A JSONWriter is not safe for concurrent use.
 type JSONWriter struct {
@@ -74,7 +74,7 @@ func fastFPDU(r *flows.Record) bool {
 	}
 	if f.SegOK {
 		switch f.Seg.Opcode {
-		case rdmap.OpReadRequest, rdmap.OpTerminate:
+		case rdmap.OpTerminate:
 			return false
 		}
 	}
@@ -202,6 +202,17 @@ func (w *JSONWriter) fpdu(dst []byte, r *flows.Record) []byte {
 		switch s.Opcode {
 		case rdmap.OpSendInvalidate, rdmap.OpSendSEInvalidate:
 			dst = appendKV(dst, `,"rdmap.inval_stag":`, uint64(s.InvalSTag))
+		case rdmap.OpReadRequest:
+			// readFields' keys. A workload's Read Requests (1.7 % of its
+			// FPDUs) had taken a tenth of its JSON Lines time through
+			// Fields, and under -j N all of it in the merge.
+			rr := &s.Read
+			dst = appendKV(dst, `,"rdmap.read":{"sink_stag":`, uint64(rr.SinkSTag))
+			dst = appendKV(dst, `,"sink_to":`, rr.SinkTO)
+			dst = appendKV(dst, `,"size":`, uint64(rr.Size))
+			dst = appendKV(dst, `,"src_stag":`, uint64(rr.SrcSTag))
+			dst = appendKV(dst, `,"src_to":`, rr.SrcTO)
+			dst = append(dst, '}')
 		case rdmap.OpImmediate, rdmap.OpImmediateSE:
 			dst = appendKV(dst, `,"rdmap.immediate":`, s.Immediate)
 		}

@@ -63,22 +63,31 @@ func TestJSONWriterSameAsFields(t *testing.T) {
 	}
 }
 
+// TestJSONWriterAllocs: an FPDU record, a Read Request's among them, is
+// written without an allocation.
 func TestJSONWriterAllocs(t *testing.T) {
 	recs := testutil.Decode(t, "../testdata/siw/crc_v2_rping.pcap", flows.Options{})
 	var w format.JSONWriter
 	buf := make([]byte, 0, 64<<10)
-	var fp *flows.Record
+	var fp, read *flows.Record
 	for _, r := range recs {
-		if r.Type == flows.RecFPDU && len(r.FPDU.Findings) == 0 {
+		if r.Type != flows.RecFPDU || len(r.FPDU.Findings) > 0 {
+			continue
+		}
+		if fp == nil {
 			fp = r
-			break
+		}
+		if read == nil && r.FPDU.SegOK && r.FPDU.Seg.Opcode == rdmap.OpReadRequest {
+			read = r
 		}
 	}
-	if fp == nil {
-		t.Fatal("no FPDU record")
+	if fp == nil || read == nil {
+		t.Fatalf("FPDU record %v, Read Request %v", fp != nil, read != nil)
 	}
-	if n := testing.AllocsPerRun(100, func() { buf = w.Append(buf[:0], fp) }); n != 0 {
-		t.Fatalf("%.1f allocations per FPDU record, want 0", n)
+	for _, r := range []*flows.Record{fp, read} {
+		if n := testing.AllocsPerRun(100, func() { buf = w.Append(buf[:0], r) }); n != 0 {
+			t.Fatalf("%.1f allocations per FPDU record (%v), want 0", n, r.FPDU.Seg.Opcode)
+		}
 	}
 }
 
@@ -128,8 +137,8 @@ func TestFormatLeavesConnOut(t *testing.T) {
 				r.Conn = conn
 				out, at, ok := jw.Format(append([]byte(nil), pre...), r)
 				if !ok {
-					if (r.Type == flows.RecFPDU && len(r.FPDU.Findings) == 0 && r.FPDU.Seg.Opcode != rdmap.OpReadRequest &&
-						r.FPDU.Seg.Opcode != rdmap.OpTerminate) || r.Type == flows.RecMessage {
+					if (r.Type == flows.RecFPDU && len(r.FPDU.Findings) == 0 && r.FPDU.Seg.Opcode != rdmap.OpTerminate) ||
+						r.Type == flows.RecMessage {
 						t.Fatalf("%s frame %d: %v record declined", f, r.Frame, r.Type)
 					}
 					continue
