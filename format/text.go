@@ -128,9 +128,15 @@ func appendClock(dst []byte, t time.Time) []byte {
 	dst = append(dst, ':')
 	dst = append2(dst, t.Second())
 	dst = append(dst, '.')
+	// The microseconds, six digits, written in place: strconv.Itoa's
+	// string was an allocation per line.
 	us := t.Nanosecond() / 1000
-	s := strconv.Itoa(us + 1000000)
-	return append(dst, s[1:]...)
+	var d [6]byte
+	for i := 5; i >= 0; i-- {
+		d[i] = byte('0' + us%10)
+		us /= 10
+	}
+	return append(dst, d[:]...)
 }
 
 func append2(dst []byte, v int) []byte {
@@ -139,7 +145,8 @@ func append2(dst []byte, v int) []byte {
 
 func appendHex(dst []byte, v uint64, width int) []byte {
 	dst = append(dst, "0x"...)
-	s := strconv.FormatUint(v, 16)
+	var b [16]byte
+	s := strconv.AppendUint(b[:0], v, 16) // FormatUint's string was an allocation
 	for i := len(s); i < width; i++ {
 		dst = append(dst, '0')
 	}

@@ -129,3 +129,30 @@ func FuzzTimestamp(f *testing.F) {
 		}
 	})
 }
+
+// TestAppendTextAllocs: the line of an FPDU or message record, the bulk of
+// a capture's text output, is written without an allocation (a hex field's
+// and the clock's strings had been two per FPDU: text output of the issue 6
+// workload 0.364 -> 0.286 s), and the clock is time.Format's.
+func TestAppendTextAllocs(t *testing.T) {
+	lines := 0
+	buf := make([]byte, 0, 64<<10)
+	for _, r := range testutil.Decode(t, "../testdata/siw/crc_v2_rping.pcap", flows.Options{}) {
+		if (r.Type != flows.RecFPDU || len(r.FPDU.Findings) > 0) && r.Type != flows.RecMessage {
+			continue
+		}
+		lines++
+		if n := testing.AllocsPerRun(20, func() { buf = AppendText(buf[:0], r, TextOptions{}) }); n != 0 {
+			t.Fatalf("frame %d (%v): %v allocations for %q", r.Frame, r.Type, n, buf)
+		}
+	}
+	if lines < 50 {
+		t.Fatalf("only %d FPDU and message records", lines)
+	}
+	for _, tm := range []time.Time{time.Unix(0, 0), time.Unix(1704067199, 999999999), time.Unix(1704067200, 1000),
+		time.Unix(1704067200, 999), time.Unix(86399, 123456789).In(time.FixedZone("x", -3600))} {
+		if got, want := string(appendClock(nil, tm)), tm.UTC().Format("15:04:05.000000"); got != want {
+			t.Errorf("appendClock(%v) = %q, want %q", tm, got, want)
+		}
+	}
+}
