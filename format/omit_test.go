@@ -73,7 +73,9 @@ func TestReads(t *testing.T) {
 	}{
 		{"v", 0}, {"type", 0}, {"frame", 0}, {"conn", 0}, {"ts", OmitTS}, {"src", OmitAddrs}, {"dir", OmitAddrs},
 		{"seq", OmitTCP}, {"frames", OmitTCP}, {"mpa.crc_status", OmitMPA}, {"mpa.markers", OmitMPA},
-		{"ddp.stag", OmitDDP}, {"rdmap.term", OmitRDMAP}, {"rdmap.term.code", OmitRDMAP}, {"payload_len", OmitRDMAP},
+		{"ddp.stag", OmitDDP}, {"rdmap.term", OmitRDMAP | OmitRDMAPObjects}, {"rdmap.term.code", OmitRDMAP | OmitRDMAPObjects},
+		{"rdmap.read", OmitRDMAP | OmitRDMAPObjects}, {"rdmap.read.size", OmitRDMAP | OmitRDMAPObjects},
+		{"rdmap.opcode", OmitRDMAP}, {"rdmap.readx", OmitRDMAP}, {"payload_len", OmitRDMAP},
 		{"findings", OmitFindings}, {"severity", OmitAll}, {"opcode", OmitAll}, {"", OmitAll}, {"mpa", OmitAll},
 	} {
 		if got := Reads(c.key); got != c.want {
