@@ -22,7 +22,9 @@
 # 2-worker decode of this workload can reach here, nearer than the ceiling.
 # Then the same for a workload of small messages (SMALL_SIZE, default 128M;
 # 0 skips it), where the cost is per FPDU rather than per octet.
-# Needs tshark and GNU time (/usr/bin/time). Usage: bench/compare.sh [SIZE] [RUNS]
+# Times are taken by bench/timeit, to the microsecond (GNU time's hundredths
+# of a second made the ratios of these 0.1-0.4 s runs move in steps of 5-10
+# %). Needs tshark. Usage: bench/compare.sh [SIZE] [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size=${1:-${SIZE:-512M}}
@@ -31,12 +33,12 @@ dir=${BENCH_DIR:-/tmp/iwarpkit-bench}
 mkdir -p "$dir"
 command -v tshark >/dev/null || { echo "compare.sh: tshark not installed" >&2; exit 2; }
 command -v editcap >/dev/null || { echo "compare.sh: editcap (with tshark) not installed" >&2; exit 2; }
-[ -x /usr/bin/time ] || { echo "compare.sh: GNU time (/usr/bin/time) not installed" >&2; exit 2; }
 
 CGO_ENABLED=0 go build -o "$dir/iwarpdump" ./cmd/iwarpdump
 CGO_ENABLED=0 go build -o "$dir/iwarpsynth" ./cmd/iwarpsynth
 CGO_ENABLED=0 go build -o "$dir/baseline" ./bench/baseline
 CGO_ENABLED=0 go build -o "$dir/ceiling" ./bench/ceiling
+CGO_ENABLED=0 go build -o "$dir/timeit" ./bench/timeit
 pcap="$dir/perf-$size.pcap"
 [ -s "$pcap" ] || "$dir/iwarpsynth" -scenario perf -size "$size" -seed 1 -o "$pcap"
 # The same packets as pcapng (dumpcap's and Wireshark's format), by
@@ -100,7 +102,7 @@ rounds() {
 	for _ in $(seq "$runs"); do
 		for i in "${!names[@]}"; do
 			read -r -a cmd <<< "${cmds[$i]}"
-			/usr/bin/time -f '%e %M %U %S' -o "$dir/time.out" "${cmd[@]}" >/dev/null 2>"$dir/stderr.out" || { cat "$dir/stderr.out" >&2; exit 1; }
+			"$dir/timeit" -o "$dir/time.out" "${cmd[@]}" >/dev/null 2>"$dir/stderr.out" || { cat "$dir/stderr.out" >&2; exit 1; }
 			read -r s m u k < "$dir/time.out"
 			times[$i]="${times[$i]:-} $s"
 			cpus[$i]="${cpus[$i]:-} $(awk -v u="$u" -v k="$k" 'BEGIN {print u + k}')"
@@ -116,7 +118,7 @@ row() {
 	local c
 	c=$(printf '%s\n' ${cpus[$1]} | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
 	awk -v n="${names[$1]}" -v s="${secs[${names[$1]}]}" -v c="$c" -v m="${rss[$1]}" -v b="$2" -v t="$3" \
-		'BEGIN {printf "%-38s %8.2f %8.2f %10.0f %8.0f MiB %9.1fx\n", n, s, c, b/1e6/s, m/1024, t/s}'
+		'BEGIN {printf "%-38s %8.3f %8.3f %10.0f %8.0f MiB %9.1fx\n", n, s, c, b/1e6/s, m/1024, t/s}'
 }
 rounds
 tsh_s=${secs[tshark -T fields -e iwarp_rdma.opcode]}
