@@ -193,7 +193,7 @@ func sctpDDPFields(out []KV, r *flows.Record) []KV {
 	if x.SegOK {
 		// The ddp/rdmap keys as fpduFields writes them.
 		f := flows.FPDURecord{Seg: x.Seg, SegOK: true, PayloadLen: x.PayloadLen}
-		kvs := fpduFields(nil, &flows.Record{FPDU: &f}, 0)
+		kvs := fpduFields(nil, &flows.Record{FPDU: &f}, 0, nil)
 		for i, e := range kvs {
 			if e.Key == "mpa.crc_status" {
 				out = append(out, kvs[i+1:]...)

@@ -1,6 +1,7 @@
 package format
 
 import (
+	"net/netip"
 	"strings"
 	"time"
 
@@ -70,6 +71,69 @@ func addr(r *flows.Record, omit Omit) (string, string) {
 		d = r.Dst.String()
 	}
 	return s, d
+}
+
+// fieldArena lends room to the lists of a record's fields and remembers
+// the text of the last endpoints, for a reader that is done with the
+// fields before it lists the next record's (iwarpdump -v, whose every
+// line had allocated its frames, its markers and its endpoints' text).
+// A nil *fieldArena allocates.
+type fieldArena struct {
+	vals  []Value
+	kvs   []KV
+	addrs [2]struct {
+		a netip.AddrPort
+		s string
+	}
+	next int // the entry of addrs the next new endpoint replaces
+}
+
+// reset makes the room lent before free again: nothing listed from it
+// may be read after.
+func (a *fieldArena) reset() {
+	clear(a.vals)
+	clear(a.kvs)
+	a.vals, a.kvs = a.vals[:0], a.kvs[:0]
+}
+
+// values returns n Values. Once the arena grows, what it lent before
+// stays where it was.
+func (a *fieldArena) values(n int) []Value {
+	if a == nil {
+		return make([]Value, n)
+	}
+	i := len(a.vals)
+	a.vals = append(a.vals, make([]Value, n)...)
+	return a.vals[i : i+n : i+n]
+}
+
+// kvList returns n KVs, as values does.
+func (a *fieldArena) kvList(n int) []KV {
+	if a == nil {
+		return make([]KV, n)
+	}
+	i := len(a.kvs)
+	a.kvs = append(a.kvs, make([]KV, n)...)
+	return a.kvs[i : i+n : i+n]
+}
+
+// addr returns p's text, "" for the zero AddrPort, as addr does.
+func (a *fieldArena) addr(p netip.AddrPort) string {
+	if !p.IsValid() {
+		return ""
+	}
+	if a == nil {
+		return p.String()
+	}
+	for i := range a.addrs {
+		if a.addrs[i].a == p && a.addrs[i].s != "" {
+			return a.addrs[i].s
+		}
+	}
+	e := &a.addrs[a.next]
+	a.next = (a.next + 1) % len(a.addrs)
+	e.a, e.s = p, p.String()
+	return e.s
 }
 
 // Fields returns a record's values in schema order, named as in the field
@@ -146,6 +210,13 @@ func Reads(key string) Omit {
 // display filter), not for output: every other field is listed as
 // AppendFields lists it, in the same order (TestAppendFieldsOmit).
 func AppendFieldsOmit(out []KV, r *flows.Record, omit Omit) []KV {
+	return appendFields(out, r, omit, nil)
+}
+
+// appendFields is AppendFieldsOmit with the lists of an fpdu record's
+// fields (its frames and markers) and its endpoints' text taken from a
+// when it is not nil.
+func appendFields(out []KV, r *flows.Record, omit Omit, a *fieldArena) []KV {
 	ts := ""
 	if omit&OmitTS == 0 {
 		ts = Timestamp(r.TS)
@@ -156,9 +227,9 @@ func AppendFieldsOmit(out []KV, r *flows.Record, omit Omit) []KV {
 	case flows.RecMPA:
 		out = mpaFields(out, r, omit)
 	case flows.RecFPDU:
-		out = fpduFields(out, r, omit)
+		out = fpduFields(out, r, omit, a)
 	case flows.RecMessage:
-		out = messageFields(out, r, omit)
+		out = messageFields(out, r, omit, a)
 	case flows.RecFinding:
 		out = findingFields(out, *r.Finding)
 	case flows.RecConn:
@@ -242,18 +313,25 @@ func ddpFields(out []KV, top bool, h ddp.Header) []KV {
 }
 
 func readFields(rr rdmap.ReadRequest) []KV {
-	return []KV{kvu("sink_stag", uint64(rr.SinkSTag)), kvu("sink_to", rr.SinkTO), kvu("size", uint64(rr.Size)),
-		kvu("src_stag", uint64(rr.SrcSTag)), kvu("src_to", rr.SrcTO)}
+	return (*fieldArena)(nil).readFields(rr)
 }
 
-func fpduFields(out []KV, r *flows.Record, omit Omit) []KV {
+// readFields lists a Read Request's fields in room from a.
+func (a *fieldArena) readFields(rr rdmap.ReadRequest) []KV {
+	o := a.kvList(5)
+	o[0], o[1], o[2] = kvu("sink_stag", uint64(rr.SinkSTag)), kvu("sink_to", rr.SinkTO), kvu("size", uint64(rr.Size))
+	o[3], o[4] = kvu("src_stag", uint64(rr.SrcSTag)), kvu("src_to", rr.SrcTO)
+	return o
+}
+
+func fpduFields(out []KV, r *flows.Record, omit Omit, a *fieldArena) []KV {
 	f := r.FPDU
 	if omit&OmitAddrs == 0 {
-		src, dst := addr(r, omit)
+		src, dst := a.addr(r.Src), a.addr(r.Dst)
 		out = append(out, kvs("src", src), kvs("dst", dst), kvs("dir", r.Dir.String()))
 	}
 	if omit&OmitTCP == 0 {
-		frames := make([]Value, len(f.Frames))
+		frames := a.values(len(f.Frames))
 		for i, fr := range f.Frames {
 			frames[i] = Uint(fr)
 		}
@@ -262,9 +340,11 @@ func fpduFields(out []KV, r *flows.Record, omit Omit) []KV {
 	if omit&OmitMPA == 0 {
 		out = append(out, kvu("mpa.ulpdu_len", uint64(f.ULPDULen)), kvu("mpa.pad", uint64(f.Pad)))
 		if len(f.Markers) > 0 {
-			ms := make([]Value, len(f.Markers))
+			ms := a.values(len(f.Markers))
 			for i, m := range f.Markers {
-				ms[i] = Object([]KV{kvu("seq", uint64(m.Seq)), kvu("fpduptr", uint64(m.FPDUPtr)), kvb("ok", m.OK)})
+				o := a.kvList(3)
+				o[0], o[1], o[2] = kvu("seq", uint64(m.Seq)), kvu("fpduptr", uint64(m.FPDUPtr)), kvb("ok", m.OK)
+				ms[i] = Object(o)
 			}
 			out = append(out, kv("mpa.markers", List(ms)))
 		}
@@ -287,7 +367,7 @@ func fpduFields(out []KV, r *flows.Record, omit Omit) []KV {
 			out = append(out, kvu("rdmap.inval_stag", uint64(s.InvalSTag)))
 		case rdmap.OpReadRequest:
 			if omit&OmitRDMAPObjects == 0 {
-				out = append(out, kv("rdmap.read", Object(readFields(s.Read))))
+				out = append(out, kv("rdmap.read", Object(a.readFields(s.Read))))
 			}
 		case rdmap.OpTerminate:
 			if omit&OmitRDMAPObjects != 0 {
@@ -364,9 +444,12 @@ func termRead(t rdmap.Terminate) []KV {
 	return []KV{kv("read", Object(readFields(t.RDMA)))}
 }
 
-func messageFields(out []KV, r *flows.Record, omit Omit) []KV {
+func messageFields(out []KV, r *flows.Record, omit Omit, a *fieldArena) []KV {
 	m := r.Message
-	src, dst := addr(r, omit)
+	src, dst := "", ""
+	if omit&OmitAddrs == 0 {
+		src, dst = a.addr(r.Src), a.addr(r.Dst)
+	}
 	out = append(out, kvs("src", src), kvs("dst", dst), kvs("dir", r.Dir.String()),
 		kvu("opcode", uint64(m.Opcode)), kvs("name", m.Opcode.String()), kvu("segments", uint64(m.Segments)),
 		kvu("length", m.Length), kvu("first_frame", m.FirstFrame), kvu("last_frame", m.LastFrame))

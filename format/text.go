@@ -3,8 +3,10 @@ package format
 import (
 	"net/netip"
 	"strconv"
+	"sync"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/iwarpkit/iwarpkit/dissect"
 	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
@@ -80,7 +82,18 @@ func AppendText(dst []byte, r *flows.Record, o TextOptions) []byte {
 		}
 	}
 	if o.Verbose {
-		dst = AppendTree(dst, Fields(r), 1)
+		// The tree leaves out the keys every record starts with, the
+		// timestamp among them (OmitTS), and is listed into a pooled
+		// slice: a fresh one of some 2 KB for every line, the timestamp's
+		// text and a registry lookup for every number made -v four times
+		// as slow as the line alone.
+		t := trees.Get().(*treeScratch)
+		t.kvs = appendFields(t.kvs[:0], r, OmitTS, &t.arena)
+		dst = t.appendTree(dst, t.kvs, 1, "")
+		clear(t.kvs)
+		t.kvs = t.kvs[:0]
+		t.arena.reset()
+		trees.Put(t)
 	}
 	if o.Hex && r.Type == flows.RecFPDU && len(r.FPDU.Preview) > 0 {
 		dst = AppendHexDump(dst, r.FPDU.Preview)
@@ -424,10 +437,52 @@ func appendEndpoint(dst []byte, a netip.AddrPort) []byte {
 // AppendTree appends the field tree: one "name: value" line per field,
 // indented by depth, integers the registry marks as hex in hexadecimal.
 func AppendTree(dst []byte, kvs []KV, depth int) []byte {
-	return appendTree(dst, kvs, depth, "")
+	var t treeScratch
+	return t.appendTree(dst, kvs, depth, "")
 }
 
-func appendTree(dst []byte, kvs []KV, depth int, prefix string) []byte {
+// treeScratch is what AppendText's field tree reuses from line to line:
+// the list of fields, and which names print their numbers in hex.
+type treeScratch struct {
+	kvs   []KV
+	arena fieldArena
+	hex   [64]hexEntry
+}
+
+// hexEntry remembers whether the field name under prefix ("" at the top)
+// prints in hex. The keys of a record are mostly the same constant strings
+// line after line: the address of their text picks the entry, and the
+// comparison of a string with itself stops at the address.
+type hexEntry struct {
+	prefix, name string
+	hex          bool
+}
+
+var trees = sync.Pool{New: func() any { return new(treeScratch) }}
+
+// isHex reports whether the numbers of field name under prefix print in
+// hex: the registry's TypeHex fields, and STags and TOs nested under
+// other names. The full name is put together only when it is not
+// remembered.
+func (t *treeScratch) isHex(prefix, name string) bool {
+	k := uintptr(unsafe.Pointer(unsafe.StringData(name)))>>3 ^ uintptr(unsafe.Pointer(unsafe.StringData(prefix)))>>5 ^ uintptr(len(name))
+	e := &t.hex[k%uintptr(len(t.hex))]
+	if e.name == name && e.prefix == prefix && name != "" {
+		return e.hex
+	}
+	full := name
+	if prefix != "" {
+		full = prefix + "." + name
+	}
+	hex := isHexName(full)
+	if f, ok := dissect.Lookup(full); ok && f.Type == dissect.TypeHex {
+		hex = true
+	}
+	*e = hexEntry{prefix: prefix, name: name, hex: hex}
+	return hex
+}
+
+func (t *treeScratch) appendTree(dst []byte, kvs []KV, depth int, prefix string) []byte {
 	for _, e := range kvs {
 		switch e.Key {
 		case "v", "type", "frame", "ts", "conn":
@@ -436,10 +491,6 @@ func appendTree(dst []byte, kvs []KV, depth int, prefix string) []byte {
 			}
 		}
 		name := e.Key
-		full := name
-		if prefix != "" {
-			full = prefix + "." + name
-		}
 		for i := 0; i < depth; i++ {
 			dst = append(dst, "    "...)
 		}
@@ -447,11 +498,12 @@ func appendTree(dst []byte, kvs []KV, depth int, prefix string) []byte {
 		switch e.Val.Kind {
 		case KObject:
 			dst = append(dst, '\n')
-			dst = appendTree(dst, e.Val.Obj, depth+1, full)
+			dst = t.appendTree(dst, e.Val.Obj, depth+1, join(prefix, name))
 			continue
 		case KList:
 			if len(e.Val.List) > 0 && e.Val.List[0].Kind == KObject {
 				dst = append(dst, '\n')
+				full := join(prefix, name)
 				for i, it := range e.Val.List {
 					for j := 0; j < depth+1; j++ {
 						dst = append(dst, "    "...)
@@ -459,25 +511,30 @@ func appendTree(dst []byte, kvs []KV, depth int, prefix string) []byte {
 					dst = append(dst, '[')
 					dst = strconv.AppendInt(dst, int64(i), 10)
 					dst = append(dst, "]\n"...)
-					dst = appendTree(dst, it.Obj, depth+2, full)
+					dst = t.appendTree(dst, it.Obj, depth+2, full)
 				}
 				continue
 			}
 		}
 		dst = append(dst, ": "...)
-		dst = appendTreeValue(dst, e.Val, full)
+		dst = t.appendTreeValue(dst, e.Val, prefix, name)
 		dst = append(dst, '\n')
 	}
 	return dst
 }
 
-func appendTreeValue(dst []byte, v Value, name string) []byte {
+// join is the full name of field name under prefix.
+func join(prefix, name string) string {
+	if prefix == "" {
+		return name
+	}
+	return prefix + "." + name
+}
+
+func (t *treeScratch) appendTreeValue(dst []byte, v Value, prefix, name string) []byte {
 	switch v.Kind {
 	case KUint:
-		if f, ok := dissect.Lookup(name); ok && f.Type == dissect.TypeHex {
-			return appendHex(dst, v.U, 1)
-		}
-		if isHexName(name) {
+		if t.isHex(prefix, name) {
 			return appendHex(dst, v.U, 1)
 		}
 		return strconv.AppendUint(dst, v.U, 10)
@@ -488,7 +545,7 @@ func appendTreeValue(dst []byte, v Value, name string) []byte {
 			if i > 0 {
 				dst = append(dst, ", "...)
 			}
-			dst = appendTreeValue(dst, e, name)
+			dst = t.appendTreeValue(dst, e, prefix, name)
 		}
 		return dst
 	}
