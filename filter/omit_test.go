@@ -1,10 +1,10 @@
 package filter
 
 import (
+	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
 	"strings"
 	"testing"
 
-	"github.com/iwarpkit/iwarpkit/format"
 )
 
 // omitFiles are captures whose records hold every record type and most
@@ -91,21 +91,35 @@ func FuzzMatchRecord(f *testing.F) {
 	})
 }
 
-// TestMatchRecordAllocs: MatchRecord on an FPDU record, for a filter on its
-// DDP and RDMAP headers, allocates nothing (issue 6: a filtered decode).
+// TestMatchRecordAllocs: MatchRecord on an FPDU record allocates nothing
+// (issue 6: a filtered decode), for a filter on its DDP and RDMAP headers,
+// and for filters on what is listed as text or lists (its endpoints, its
+// frames, its markers, its Read Request: format.Lister), with and without
+// markers in the FPDU.
 func TestMatchRecordAllocs(t *testing.T) {
-	f := mustCompile(t, "rdmap.opcode == 2 && ddp.stag != 0")
-	for _, r := range siw(t, "basic_ib_read_bw_4096_v2_nocrc.pcap") {
-		if r.r.FPDU == nil || len(r.r.FPDU.Findings) > 0 {
-			continue
+	var fpdus, marked, reads int
+	for _, expr := range []string{"rdmap.opcode == 2 && ddp.stag != 0", `src == "192.0.2.2:1"`, "frames",
+		"mpa.markers", "rdmap.read.size > 0"} {
+		f := mustCompile(t, expr)
+		for _, file := range []string{"siw/basic_ib_read_bw_4096_v2_nocrc.pcap", "synth/marker-pad-crc.pcap"} {
+			for _, r := range decodeFile(t, file) {
+				if r.r.FPDU == nil || len(r.r.FPDU.Findings) > 0 {
+					continue
+				}
+				fpdus++
+				if len(r.r.FPDU.Markers) > 0 {
+					marked++
+				}
+				if r.r.FPDU.SegOK && r.r.FPDU.Seg.Opcode == rdmap.OpReadRequest {
+					reads++
+				}
+				if n := testing.AllocsPerRun(20, func() { f.MatchRecord(r.r) }); n != 0 {
+					t.Fatalf("%q, %s frame %d: %v allocations per MatchRecord", expr, file, r.r.Frame, n)
+				}
+			}
 		}
-		if n := testing.AllocsPerRun(100, func() { f.MatchRecord(r.r) }); n != 0 {
-			t.Errorf("frame %d: %v allocations per MatchRecord", r.r.Frame, n)
-		}
-		if _, ok := format.Get(r.kvs, "rdmap.opcode"); !ok {
-			t.Fatalf("frame %d: an fpdu record without rdmap.opcode", r.r.Frame)
-		}
-		return
 	}
-	t.Fatal("no FPDU record without findings")
+	if fpdus == 0 || marked == 0 || reads == 0 {
+		t.Fatalf("%d FPDU records without findings, %d with markers, %d Read Requests", fpdus, marked, reads)
+	}
 }

@@ -73,6 +73,27 @@ func addr(r *flows.Record, omit Omit) (string, string) {
 	return s, d
 }
 
+// A Lister lists the fields of records as AppendFieldsOmit does, for a
+// reader that is done with one record's fields before it lists the next
+// (a display filter, the text tree of -v): it lends their lists (an fpdu
+// record's frames, markers and Read Request, whose lists had been an
+// allocation or more per record) room it reuses, and remembers the text
+// of the last endpoints. Reset frees the room. A Lister is not safe for
+// concurrent use.
+type Lister struct {
+	a fieldArena
+}
+
+// AppendFields is AppendFieldsOmit(out, r, omit). What it lists may be
+// read until Reset.
+func (l *Lister) AppendFields(out []KV, r *flows.Record, omit Omit) []KV {
+	return appendFields(out, r, omit, &l.a)
+}
+
+// Reset frees the room lent since the last Reset: nothing listed before
+// may be read after.
+func (l *Lister) Reset() { l.a.reset() }
+
 // fieldArena lends room to the lists of a record's fields and remembers
 // the text of the last endpoints, for a reader that is done with the
 // fields before it lists the next record's (iwarpdump -v, whose every

@@ -88,11 +88,11 @@ func AppendText(dst []byte, r *flows.Record, o TextOptions) []byte {
 		// text and a registry lookup for every number made -v four times
 		// as slow as the line alone.
 		t := trees.Get().(*treeScratch)
-		t.kvs = appendFields(t.kvs[:0], r, OmitTS, &t.arena)
+		t.kvs = t.list.AppendFields(t.kvs[:0], r, OmitTS)
 		dst = t.appendTree(dst, t.kvs, 1, "")
 		clear(t.kvs)
 		t.kvs = t.kvs[:0]
-		t.arena.reset()
+		t.list.Reset()
 		trees.Put(t)
 	}
 	if o.Hex && r.Type == flows.RecFPDU && len(r.FPDU.Preview) > 0 {
@@ -444,9 +444,9 @@ func AppendTree(dst []byte, kvs []KV, depth int) []byte {
 // treeScratch is what AppendText's field tree reuses from line to line:
 // the list of fields, and which names print their numbers in hex.
 type treeScratch struct {
-	kvs   []KV
-	arena fieldArena
-	hex   [64]hexEntry
+	kvs  []KV
+	list Lister
+	hex  [64]hexEntry
 }
 
 // hexEntry remembers whether the field name under prefix ("" at the top)

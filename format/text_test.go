@@ -168,8 +168,8 @@ func TestAppendTextAllocs(t *testing.T) {
 	// The room lent to a line's tree is free again after it (the pool
 	// gives this goroutine back the scratch it last put).
 	sc := trees.Get().(*treeScratch)
-	if len(sc.kvs) != 0 || len(sc.arena.vals) != 0 || len(sc.arena.kvs) != 0 {
-		t.Errorf("the tree's scratch keeps %d fields, %d values and %d nested fields", len(sc.kvs), len(sc.arena.vals), len(sc.arena.kvs))
+	if a := &sc.list.a; len(sc.kvs) != 0 || len(a.vals) != 0 || len(a.kvs) != 0 {
+		t.Errorf("the tree's scratch keeps %d fields, %d values and %d nested fields", len(sc.kvs), len(a.vals), len(a.kvs))
 	}
 	trees.Put(sc)
 	for _, tm := range []time.Time{time.Unix(0, 0), time.Unix(1704067199, 999999999), time.Unix(1704067200, 1000),
