@@ -117,25 +117,28 @@ func (a *fieldArena) reset() {
 	a.vals, a.kvs = a.vals[:0], a.kvs[:0]
 }
 
-// values returns n Values. Once the arena grows, what it lent before
-// stays where it was.
+// values returns n Values.
 func (a *fieldArena) values(n int) []Value {
 	if a == nil {
 		return make([]Value, n)
 	}
-	i := len(a.vals)
-	a.vals = append(a.vals, make([]Value, n)...)
-	return a.vals[i : i+n : i+n]
+	return lend(&a.vals, n)
 }
 
-// kvList returns n KVs, as values does.
+// kvList returns n KVs.
 func (a *fieldArena) kvList(n int) []KV {
 	if a == nil {
 		return make([]KV, n)
 	}
-	i := len(a.kvs)
-	a.kvs = append(a.kvs, make([]KV, n)...)
-	return a.kvs[i : i+n : i+n]
+	return lend(&a.kvs, n)
+}
+
+// lend returns n zero elements added to the end of *room. Once *room
+// grows, what it lent before stays where it was.
+func lend[T any](room *[]T, n int) []T {
+	i := len(*room)
+	*room = append(*room, make([]T, n)...)
+	return (*room)[i : i+n : i+n]
 }
 
 // addr returns p's text, "" for the zero AddrPort, as addr does.
