@@ -4,7 +4,6 @@ import (
 	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
 	"strings"
 	"testing"
-
 )
 
 // omitFiles are captures whose records hold every record type and most
