@@ -1,9 +1,10 @@
 package filter
 
 import (
-	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
 	"strings"
 	"testing"
+
+	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
 )
 
 // omitFiles are captures whose records hold every record type and most
