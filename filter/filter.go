@@ -125,12 +125,18 @@ func (f *Filter) MatchRecord(r *flows.Record) bool {
 		return true
 	}
 	b := fieldBufs.Get().(*fieldBuf)
+	ok := f.matchIn(b, r)
+	fieldBufs.Put(b)
+	return ok
+}
+
+// matchIn is MatchRecord, listing r's fields in b.
+func (f *Filter) matchIn(b *fieldBuf, r *flows.Record) bool {
 	kvs := b.list.AppendFields(b.kvs[:0], r, f.omit)
 	ok := f.root.eval(kvs)
 	clear(kvs) // no record's values kept alive by the pool
 	b.kvs = kvs[:0]
 	b.list.Reset()
-	fieldBufs.Put(b)
 	return ok
 }
 

@@ -98,6 +98,7 @@ func FuzzMatchRecord(f *testing.F) {
 // markers in the FPDU.
 func TestMatchRecordAllocs(t *testing.T) {
 	var fpdus, marked, reads int
+	var b fieldBuf
 	for _, expr := range []string{"rdmap.opcode == 2 && ddp.stag != 0", `src == "192.0.2.2:1"`, "frames",
 		"mpa.markers", "rdmap.read.size > 0"} {
 		f := mustCompile(t, expr)
@@ -113,7 +114,13 @@ func TestMatchRecordAllocs(t *testing.T) {
 				if r.r.FPDU.SegOK && r.r.FPDU.Seg.Opcode == rdmap.OpReadRequest {
 					reads++
 				}
-				if n := testing.AllocsPerRun(20, func() { f.MatchRecord(r.r) }); n != 0 {
+				if n := testing.AllocsPerRun(20, func() { f.matchIn(&b, r.r) }); n != 0 {
+					t.Fatalf("%q, %s frame %d: %v allocations per match", expr, file, r.r.Frame, n)
+				}
+				// The race detector's sync.Pool drops a quarter of what
+				// it is given back, on purpose: MatchRecord's pool then
+				// allocates.
+				if n := testing.AllocsPerRun(20, func() { f.MatchRecord(r.r) }); n != 0 && !raceEnabled {
 					t.Fatalf("%q, %s frame %d: %v allocations per MatchRecord", expr, file, r.r.Frame, n)
 				}
 			}

@@ -137,8 +137,17 @@ func (a *fieldArena) kvList(n int) []KV {
 // grows, what it lent before stays where it was.
 func lend[T any](room *[]T, n int) []T {
 	i := len(*room)
-	*room = append(*room, make([]T, n)...)
-	return (*room)[i : i+n : i+n]
+	if cap(*room)-i < n {
+		// Not append(*room, make([]T, n)...): instrumented for the race
+		// detector, that allocates every time.
+		grown := make([]T, i, max(2*cap(*room), i+n, 16))
+		copy(grown, *room)
+		*room = grown
+	}
+	*room = (*room)[:i+n]
+	lent := (*room)[i : i+n : i+n]
+	clear(lent)
+	return lent
 }
 
 // addr returns p's text, "" for the zero AddrPort, as addr does.

@@ -88,11 +88,7 @@ func AppendText(dst []byte, r *flows.Record, o TextOptions) []byte {
 		// text and a registry lookup for every number made -v four times
 		// as slow as the line alone.
 		t := trees.Get().(*treeScratch)
-		t.kvs = t.list.AppendFields(t.kvs[:0], r, OmitTS)
-		dst = t.appendTree(dst, t.kvs, 1, "")
-		clear(t.kvs)
-		t.kvs = t.kvs[:0]
-		t.list.Reset()
+		dst = t.appendVerbose(dst, r)
 		trees.Put(t)
 	}
 	if o.Hex && r.Type == flows.RecFPDU && len(r.FPDU.Preview) > 0 {
@@ -480,6 +476,17 @@ func (t *treeScratch) isHex(prefix, name string) bool {
 	}
 	*e = hexEntry{prefix: prefix, name: name, hex: hex}
 	return hex
+}
+
+// appendVerbose appends the tree of r's fields, as -v shows it under its
+// line, and leaves t empty.
+func (t *treeScratch) appendVerbose(dst []byte, r *flows.Record) []byte {
+	t.kvs = t.list.AppendFields(t.kvs[:0], r, OmitTS)
+	dst = t.appendTree(dst, t.kvs, 1, "")
+	clear(t.kvs)
+	t.kvs = t.kvs[:0]
+	t.list.Reset()
+	return dst
 }
 
 func (t *treeScratch) appendTree(dst []byte, kvs []KV, depth int, prefix string) []byte {
