@@ -212,6 +212,11 @@ func (c *ChunkReader) nextRaw(buf []byte, ch *Chunk) bool {
 	defer func() { c.ng.roomFor = nil }()
 	le := binary.LittleEndian
 	dataEnd := 0 // the end of the last block noted
+	// pos: the file offset of buf[0], from each packet read in place
+	// (the offset of its block, ngPktHdr octets before its data); -1
+	// once two packets disagree, which reading the file's octets in
+	// place rules out.
+	pos := int64(0)
 	for c.limit == 0 || c.frame < c.limit {
 		var p Packet
 		link, off, err := c.ng.read(&p)
@@ -236,6 +241,12 @@ func (c *ChunkReader) nextRaw(buf []byte, ch *Chunk) bool {
 			break
 		}
 		dataEnd = end
+		switch at0 := off + ngPktHdr - int64(at); {
+		case ch.N == 0:
+			pos = at0
+		case pos != at0:
+			pos = -1
+		}
 		var m [ngMeta]byte
 		le.PutUint32(m[0:4], uint32(at))
 		le.PutUint32(m[4:8], uint32(len(p.Data)))
@@ -259,6 +270,7 @@ func (c *ChunkReader) nextRaw(buf []byte, ch *Chunk) bool {
 		ch.Data = in.b[:dataEnd]
 		at := len(in.b) - len(in.notes)
 		ch.meta = in.b[at : at+copy(in.b[at:], in.notes)]
+		ch.Pos = max(pos, 0)
 	}
 	in.b, in.r, in.w = nil, 0, 0
 	return ch.N > 0 || len(c.pend) == 0
@@ -324,6 +336,9 @@ func (w *ChunkWalker) metaPacket(ch *Chunk, i int, frame uint64) *Packet {
 	link := layers.LinkType(le.Uint16(m[30:32]))
 	if !(link == layers.LinkTypeEthernet && !w.dec.noFast && fastTCP4(p, p.Data)) {
 		w.dec.decode(p, link)
+	}
+	if ch.Pos > 0 && len(p.Payload) > 0 {
+		payloadPos(p, ch.Pos+int64(off))
 	}
 	return p
 }

@@ -65,7 +65,7 @@ type Chunk struct {
 	First uint64 // frame number of the first record
 	N     int    // number of records
 	// Pos is the offset of Data[0] in the file, for the Packets'
-	// PayloadPos (ChunkReader.ReadAt); 0 for pcapng.
+	// PayloadPos (ChunkReader.ReadAt); 0 for repacked pcapng packets.
 	Pos int64
 	// meta: Data holds a pcapng file's blocks, and meta a note of
 	// each packet (ngMeta); nil for repacked records (chunkng.go).

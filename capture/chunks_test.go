@@ -124,12 +124,36 @@ func checkOwned(t testing.TB, cr *ChunkReader, ch Chunk, want []string) {
 			if v := ownerView(p.Kind, p.Src, p.Dst, len(p.Payload)); v != seen[i] {
 				t.Fatalf("frame %d: Owners saw %q, Walk decodes %q", p.Frame, seen[i], v)
 			}
+			checkPayloadPos(t, cr, ch, p)
 		})
 	}
 	for i := range got {
 		if got[i] != want[i] {
 			t.Fatalf("frame %d: WalkOwned %q, Walk %q", ch.First+uint64(i), got[i], want[i])
 		}
+	}
+}
+
+// checkPayloadPos: a packet of a chunk read in place (a pcap chunk, or
+// a pcapng chunk of blocks, not of repacked packets) whose payload lies
+// in its data has that payload's file offset, and the file holds the
+// payload there (the streams compare retransmissions with it).
+func checkPayloadPos(t testing.TB, cr *ChunkReader, ch Chunk, p *Packet) {
+	t.Helper()
+	i := cap(p.Data) - cap(p.Payload)
+	inData := len(p.Payload) > 0 && i >= 0 && i < len(p.Data) && &p.Data[i] == &p.Payload[0]
+	if !inData || (cr.ng != nil && ch.meta == nil) {
+		if p.PayloadPos != 0 {
+			t.Fatalf("frame %d: PayloadPos %d for a payload not read in place", p.Frame, p.PayloadPos)
+		}
+		return
+	}
+	if p.PayloadPos <= 0 {
+		t.Fatalf("frame %d: no PayloadPos for a payload read in place", p.Frame)
+	}
+	b := make([]byte, len(p.Payload))
+	if n, err := cr.ReadAt(b, p.PayloadPos); n != len(b) || !bytes.Equal(b, p.Payload) {
+		t.Fatalf("frame %d: the file at PayloadPos %d is not the payload (%d octets read, %v)", p.Frame, p.PayloadPos, n, err)
 	}
 }
 

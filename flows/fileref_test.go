@@ -23,8 +23,8 @@ import (
 // records must be the same: here a connection whose retransmissions carry
 // changed octets (tcp.retransmit_conflict) and one whose retransmissions
 // are duplicates, interleaved with the issue 6 workload (3 and 300 frames
-// between their frames), in pcap (read, mapped, and in chunks by two
-// workers) and pcapng.
+// between their frames), in pcap and pcapng (read, mapped, and in chunks
+// by two workers).
 func TestFileSameAsCopies(t *testing.T) {
 	var conflict []capture.Packet
 	// Changed octets first, then the same octets again (a duplicate
@@ -70,15 +70,13 @@ func TestFileSameAsCopies(t *testing.T) {
 				}
 				sameLines(t, name+" from the file", got, copies)
 			}
-			if format == pcapwriter.Pcap {
-				// Two workers reading pcap chunks compare with the file too
-				// (capture.Chunk.Pos).
-				got, _, _, ok := chunked(t, path, 2, 0)
-				if !ok {
-					t.Fatalf("%s: not read in chunks", name)
-				}
-				sameLines(t, name+" from the file, 2 workers", got, copies)
+			// Two workers reading chunks compare with the file too
+			// (capture.Chunk.Pos).
+			got, _, _, ok := chunked(t, path, 2, 0)
+			if !ok {
+				t.Fatalf("%s: not read in chunks", name)
 			}
+			sameLines(t, name+" from the file, 2 workers", got, copies)
 		}
 	}
 }
