@@ -40,8 +40,11 @@ type ChunkReader struct {
 	ng     *ngReader // pcapng: the blocks are read with it (chunkng.go)
 	in     ngChunkInput
 	ownBuf []byte // pcapng: the buffer of in when a chunk repacks
-	pend   []byte // pcapng, Merge: a repacked record for the next chunk
-	m      *Merge // NewMergeChunks: the packets are read from it and repacked
+	// notesRoom: pcapng, the room at the end of a chunk's buffer that
+	// nextRaw does not read into, kept for the notes.
+	notesRoom int
+	pend      []byte // pcapng, Merge: a repacked record for the next chunk
+	m         *Merge // NewMergeChunks: the packets are read from it and repacked
 	// NextOwners, during Next: the walker and owner of the records, and
 	// what it appends to.
 	ow   *ChunkWalker

@@ -12,8 +12,10 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/iwarpkit/iwarpkit/internal/damage"
@@ -257,6 +259,7 @@ func TestChunksPcapng(t *testing.T) {
 		}
 		got, gerr, _ := chunkFrames(t, path)
 		want, werr := sourceFrames(t, path)
+		t.Logf("source: %d frames, %q", len(want), werr)
 		if gerr != werr || !slices.Equal(got, want) {
 			t.Fatalf("all, cut %d: chunks %d %q, source %d %q", cut, len(got), gerr, len(want), werr)
 		}
@@ -306,6 +309,7 @@ func FuzzChunks(f *testing.F) {
 			return
 		}
 		want, werr := sourceFrames(t, path)
+		t.Logf("source: %d frames, %q", len(want), werr)
 		if gerr != werr || len(got) != len(want) {
 			t.Fatalf("chunks: %d frames, %q; source: %d frames, %q", len(got), gerr, len(want), werr)
 		}
@@ -349,6 +353,7 @@ func TestChunksRecords(t *testing.T) {
 			}
 			got, gerr, ok := chunkFrames(t, path)
 			want, werr := sourceFrames(t, path)
+			t.Logf("source: %d frames, %q", len(want), werr)
 			if !ok || gerr != werr || len(got) != len(tc.lens) || len(got) != len(want) {
 				t.Fatalf("chunks %d %q, source %d %q", len(got), gerr, len(want), werr)
 			}
@@ -433,5 +438,104 @@ func TestNextOwners(t *testing.T) {
 	}
 	if compared < 100 {
 		t.Fatalf("%d files compared", compared)
+	}
+}
+
+// TestChunksPcapngNotesRoom: a pcapng chunk's reading stops short of the
+// end of its buffer by the room its notes will take (nextRaw), so that
+// the octets carried to the next chunk are little more than the block the
+// buffer cut: here 60,000 packets of 60 octets (blocks of 92 octets, with
+// their notes some 8,300 a chunk), then packets of 200 KiB and small ones
+// again. The frames are the Source's.
+//
+// A block larger than that shortened room must still be read when it is
+// the first of a chunk, or it would be left to the next chunk for ever:
+// packets of 800 KiB (larger than MaxRecordLength too: they end the
+// decode as the Source's error), after runs of small packets that put
+// them at every place in a chunk.
+func TestChunksPcapngNotesRoom(t *testing.T) {
+	dir := t.TempDir()
+	write := func(w *pcapgo.NgWriter, n, size int) {
+		ts := time.Unix(1700000000, 0)
+		for i := range n {
+			data := make([]byte, size)
+			data[0], data[size-1] = byte(i), byte(i>>8)
+			ci := gopacket.CaptureInfo{Timestamp: ts.Add(time.Duration(i)), CaptureLength: size, Length: size}
+			if err := w.WritePacket(ci, data); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	file := func(runs ...[2]int) string {
+		var buf bytes.Buffer
+		w, err := pcapgo.NewNgWriter(&buf, layers.LinkTypeEthernet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range runs {
+			write(w, r[0], r[1])
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "notes.pcapng")
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	// chunks reads path in chunks, checking each with check, and returns
+	// the frames and the final error.
+	chunks := func(path string, check func(cr *ChunkReader, ch Chunk, frames int)) ([]string, string) {
+		cr, err := OpenChunks(path, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cr.Close()
+		var got []string
+		b := make([]byte, 0, ChunkSize)
+		for empty := 0; ; {
+			ch, err := cr.Next(b)
+			if err == io.EOF {
+				return got, ""
+			}
+			if err != nil {
+				return got, err.Error()
+			}
+			if ch.N > 0 {
+				empty = 0
+			} else if empty++; empty > 2 {
+				t.Fatalf("%s: chunks of no record, one after another, after frame %d", path, len(got))
+			}
+			cr.Walker().Walk(ch, func(p *Packet) { got = append(got, frameLine(p)) })
+			check(cr, ch, len(got))
+		}
+	}
+
+	small := 0
+	path := file([2]int{60000, 60}, [2]int{3, 200 << 10}, [2]int{20000, 60})
+	got, gerr := chunks(path, func(cr *ChunkReader, ch Chunk, frames int) {
+		if ch.meta != nil && ch.First > 1 && frames < 60000 {
+			// A chunk of the small packets after the first (which has
+			// no notes before it to size the room by): what goes to
+			// the next is at most the block the buffer cut.
+			small++
+			if len(cr.tail) > 256 {
+				t.Fatalf("chunk %d: %d octets carried to the next chunk", small, len(cr.tail))
+			}
+		}
+	})
+	want, werr := sourceFrames(t, path)
+	if small < 5 || gerr != werr || !slices.Equal(got, want) {
+		t.Fatalf("%d chunks of small packets; chunks %d frames %q, source %d %q", small, len(got), gerr, len(want), werr)
+	}
+
+	for n := 8000; n < 17000; n += 150 {
+		path := file([2]int{n, 60}, [2]int{1, 800 << 10}, [2]int{10, 60})
+		got, gerr := chunks(path, func(*ChunkReader, Chunk, int) {})
+		want, werr := sourceFrames(t, path)
+		if gerr != werr || !slices.Equal(got, want) || len(want) != n {
+			t.Fatalf("%d small packets first: chunks %d frames %q, source %d %q", n, len(got), gerr, len(want), werr)
+		}
 	}
 }
