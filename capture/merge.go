@@ -1,7 +1,9 @@
 package capture
 
 import (
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/gopacket/gopacket/layers"
@@ -45,7 +47,7 @@ type Merge struct {
 	last  int      // input of the packet returned last; -1 before the first
 	inFr  uint64   // its frame number in its input
 	frame uint64
-	err   error // sticky: io.EOF, the first input's error, or ErrClosed
+	err   error // sticky: io.EOF, the inputs' errors (joined when several), or ErrClosed
 	init  bool
 	// A Merge of files: how to open input i (paths[i]) again, whether it
 	// is parked (closed, heads[i].TS its first packet's timestamp), and
@@ -75,8 +77,11 @@ func NewMerge(srcs ...*Source) *Merge {
 }
 
 // OpenMerge opens every path with [Open] and merges them. If one cannot be
-// opened, the ones already open are closed and its error is returned. A
-// single path is opened with [OpenReadAhead] (a gzip file is decompressed
+// opened (an [fs.PathError]: missing, unreadable), the ones already open
+// are closed and its error is returned. Of several paths, one that opens
+// but holds no capture (empty, bad magic, a header cut short) is an input
+// that ends at once with that error: the others are read, and Next returns
+// it at the end, as it returns a damaged input's. A single path is opened with [OpenReadAhead] (a gzip file is decompressed
 // in another goroutine); several are not, so that memory does not grow by
 // a read-ahead per file. With several paths, each file is read up to its
 // first packet, then closed until the Merge needs it (see [Merge]): its
@@ -121,8 +126,19 @@ func openMerge(open func(string) (*Source, error), paths []string) (*Merge, erro
 		// input, a process substitution) stays open.
 		s, err := open(p)
 		if err != nil {
-			_ = m.Close()
-			return nil, err
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				// Missing or unreadable: the caller's mistake.
+				_ = m.Close()
+				return nil, err
+			}
+			// Readable but no capture (an empty last file of a
+			// rotated capture, bad magic, a header cut short): the
+			// input ends at once with its error, as a damaged one
+			// does, and the others are read.
+			m.done[i] = true
+			m.errs[i] = err
+			continue
 		}
 		m.srcs[i] = s
 		m.formats[i] = formatOf(s)
@@ -225,7 +241,8 @@ func (m *Merge) LinkType(iface int) layers.LinkType {
 
 // Next returns the next packet in timestamp order. When every input has
 // ended it returns io.EOF, or, when an input ended with an error (a damaged
-// file: a *FileError), the error of the first such input. A damaged input
+// file: a *FileError), that error; when several did, their errors joined
+// (errors.Join) in input order. A damaged input
 // thus still delivers every intact packet, and the other inputs go on to
 // their end, before the error is reported. The end, io.EOF or the error, is
 // sticky. [Merge.NextInto] does the same without copying the Packet.
@@ -279,11 +296,19 @@ func (m *Merge) NextInto(p *Packet) error {
 	for {
 		if len(m.heap) == 0 {
 			m.err = io.EOF
+			var errs []error
 			for _, e := range m.errs {
 				if e != nil {
-					m.err = e
-					break
+					errs = append(errs, e)
 				}
+			}
+			switch len(errs) {
+			case 0:
+			case 1:
+				m.err = errs[0]
+			default:
+				// Every damaged input is named, in input order.
+				m.err = errors.Join(errs...)
 			}
 			*p = Packet{}
 			return m.err

@@ -301,6 +301,72 @@ func TestOpenMergeError(t *testing.T) {
 	}
 }
 
+// TestOpenMergeNotCaptures: of several files, those that open but hold no
+// capture (empty, not a capture, a header cut short: the last file of a
+// rotated capture, a wrong glob) end at once; every packet of the others
+// still comes, in order, and the end names each bad file, in input order.
+// A single such file is still an error of OpenMerge.
+func TestOpenMergeNotCaptures(t *testing.T) {
+	dir := t.TempDir()
+	ms := time.Millisecond
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a := write("a.pcap", pcapOf(t, stamped{1 * ms, 'a'}, stamped{3 * ms, 'c'}))
+	empty := write("empty.pcap", nil)
+	text := write("text.pcap", []byte("hello world\n"))
+	b := write("b.pcap", pcapOf(t, stamped{2 * ms, 'b'}, stamped{4 * ms, 'd'}))
+	short := write("short.pcap", pcapOf(t)[:10])
+	for _, open := range []struct {
+		name string
+		f    func(...string) (*capture.Merge, error)
+	}{{"read", capture.OpenMerge}, {"mapped", capture.OpenMergeMapped}} {
+		t.Run(open.name, func(t *testing.T) {
+			m, err := open.f(a, empty, text, b, short)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			out, err := drain(t, m)
+			var tags []byte
+			for _, g := range out {
+				tags = append(tags, g.tag)
+			}
+			if string(tags) != "abcd" {
+				t.Errorf("got %q, want abcd", tags)
+			}
+			if out[1].input != 3 || out[1].inFrame != 1 || out[3].frame != 4 {
+				t.Errorf("packets %+v: want b's first packet from input 3, frames 1-4", out)
+			}
+			var fe *capture.FileError
+			if !errors.As(err, &fe) || fe.File != empty {
+				t.Fatalf("end: %v, want the empty file first", err)
+			}
+			for _, p := range []string{empty, text, short} {
+				if !bytes.Contains([]byte(err.Error()), []byte(p)) {
+					t.Errorf("end %q does not name %s", err, p)
+				}
+			}
+			if m.Name(1) != empty || m.Name(4) != short {
+				t.Errorf("Name(1) %q Name(4) %q", m.Name(1), m.Name(4))
+			}
+			if _, err2 := m.Next(); err2 != err {
+				t.Errorf("error not sticky: %v", err2)
+			}
+		})
+	}
+	if _, err := capture.OpenMerge(text); err == nil {
+		t.Error("a single file that is not a capture opened")
+	}
+	if _, err := capture.OpenMerge(a, empty, filepath.Join(dir, "missing.pcap")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("got %v, want a not-exist error", err)
+	}
+}
+
 // TestMergeNoAllocs: merging adds no allocation per packet to reading.
 func TestMergeNoAllocs(t *testing.T) {
 	payload := bytes.Repeat([]byte{0xa5}, 1460)

@@ -157,7 +157,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 
 	var src packetSource
-	mapped := false // src reads a mapped file: the loop runs under underFaults
+	mapped := false  // src reads a mapped file: the loop runs under underFaults
+	several := false // src merges several files
 	if live.active() {
 		ls, code := openLive(ctx, live, fs.Args(), stderr)
 		if ls == nil {
@@ -190,6 +191,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 		mapped = fsrc.Mapped()
+		several = fsrc.Len() > 1
 		if *jobs == 1 {
 			// Retransmissions are compared with the delivered octets
 			// read back from the files rather than with a copy of them
@@ -323,8 +325,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			n, err := par.DecodeChunks(ctx, cr)
 			if err != nil {
 				_ = w.Flush()
-				fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
-				fmt.Fprintf(stderr, "iwarpdump: decoded %d packets before the damage\n", n)
+				reportDamage(stderr, err, n, several)
 				damaged = true
 			}
 		}
@@ -358,8 +359,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			if err != nil {
 				dec.Close()
 				_ = w.Flush()
-				fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
-				fmt.Fprintf(stderr, "iwarpdump: decoded %d packets before the damage\n", n)
+				reportDamage(stderr, err, n, several)
 				damaged = true
 				break
 			}
@@ -530,4 +530,20 @@ type packetSource interface {
 	NextInto(p *capture.Packet) error
 	Next() (capture.Packet, error)
 	Close() error
+}
+
+// reportDamage says on stderr that the input ended with err after n
+// packets: each damaged input on a line of its own (a Merge joins their
+// errors), then how much was decoded; several: the input is a Merge of
+// several files.
+func reportDamage(stderr io.Writer, err error, n uint64, several bool) {
+	for _, line := range strings.Split(err.Error(), "\n") {
+		fmt.Fprintf(stderr, "iwarpdump: %s\n", line)
+	}
+	if several {
+		// The other inputs were read to their end before the error.
+		fmt.Fprintf(stderr, "iwarpdump: decoded %d packets: every packet of the other inputs, and of the damaged ones up to the damage\n", n)
+		return
+	}
+	fmt.Fprintf(stderr, "iwarpdump: decoded %d packets before the damage\n", n)
 }

@@ -274,3 +274,44 @@ func TestStatsAndFailOn(t *testing.T) {
 		t.Errorf("--report pdf: exit %d, want 2", code)
 	}
 }
+
+// TestRotatedWithEmptyFile: a glob over rotated files whose newest is
+// empty, or that takes in a file that is no capture, decodes every other
+// file (the Terminate of term_badwrite, an error finding, makes --fail-on
+// error exit 1), names each bad file on stderr, and exits 3 with --strict
+// and 1 or 0 otherwise, with one worker or two.
+func TestRotatedWithEmptyFile(t *testing.T) {
+	dir := t.TempDir()
+	good, err := os.ReadFile(siw + "term_badwrite.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{"ring-00.pcap": good, "ring-01.pcap": nil, "ring-02.pcap": []byte("<html>\n")} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, alone, _ := runCmd(t, nil, "-r", siw+"term_badwrite.pcap")
+	glob := filepath.Join(dir, "ring-*.pcap")
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{nil, 0},
+		{[]string{"--fail-on", "error"}, 1},
+		{[]string{"--strict"}, 3},
+		{[]string{"-j", "2", "--fail-on", "error"}, 1},
+		{[]string{"-w", filepath.Join(dir, "out.pcapng")}, 0},
+	} {
+		code, out, errs := runCmd(t, nil, append([]string{"-r", glob}, tc.args...)...)
+		if code != tc.code || out != alone {
+			t.Errorf("%v: exit %d (want %d), output:\n%s\nwant:\n%s", tc.args, code, tc.code, out, alone)
+		}
+		for _, want := range []string{"ring-01.pcap: not a pcap or pcapng file (only 0 octets)", "ring-02.pcap: not a pcap or pcapng file",
+			"every packet of the other inputs"} {
+			if !strings.Contains(errs, want) {
+				t.Errorf("%v: stderr %q lacks %q", tc.args, errs, want)
+			}
+		}
+	}
+}
