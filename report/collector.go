@@ -66,10 +66,15 @@ type connStats struct {
 	ird, ord   uint16
 	rejected   bool
 	ended      bool // Absorb had the Partials' counts of its end (Local)
-	messages   int
-	findings   int
-	sev        sevCount
-	fam        famCounts // finding counts per check family
+	// ext is the transport of a connection that is not MPA over TCP:
+	// flows.TransportIBCM or TransportSCTP, "" for iWARP.
+	ext      string
+	native   bool      // a CM exchange over native InfiniBand
+	lids     [2]uint16 // its initiator's and responder's LIDs
+	messages int
+	findings int
+	sev      sevCount
+	fam      famCounts // finding counts per check family
 	fpduCounts
 	lat  *latHist
 	span // first and last timestamp
@@ -289,6 +294,30 @@ func (c *Collector) Add(r *flows.Record) {
 		if s := r.Summary; s != nil && !cs.other {
 			cs.setSummary(summaryOf(s))
 			cs.ops.pack(&c.opPool)
+		}
+	case flows.RecCM:
+		if m := r.CM; m != nil {
+			cs.ext = flows.TransportIBCM
+			if m.ICRCStatus == flows.CRCBad {
+				cs.crcErrors++
+			}
+			for i := range m.Findings {
+				c.finding(r, cs, &m.Findings[i])
+			}
+		}
+	case flows.RecDDPSCTP, flows.RecSCTPSession:
+		if m := r.SCTP; m != nil {
+			cs.ext = flows.TransportSCTP
+			if r.Type == flows.RecDDPSCTP {
+				c.sctpSegment(r, cs, w, slow)
+			}
+			for i := range m.Findings {
+				c.finding(r, cs, &m.Findings[i])
+			}
+		}
+	case flows.RecExtConn:
+		if !cs.other {
+			cs.extSummary(r)
 		}
 	}
 	if (r.Type == flows.RecConn || r.Type == flows.RecFinding) && c.done(cs) {
@@ -579,6 +608,68 @@ func (t *opTally) dense() (h opHist) {
 	return h
 }
 
+// sctpSegment counts a DDP segment carried over SCTP (RFC 5043) as an
+// FPDU is counted. Its octets are its payload's, as the association's conn
+// record counts them (flows.SCTPSummary.Octets); the SCTP checksum is
+// checked per packet, not per segment.
+func (c *Collector) sctpSegment(r *flows.Record, cs *connStats, w wall, slow bool) {
+	m := r.SCTP
+	op := opUndecoded
+	var pl uint64
+	if m.SegOK {
+		op = int(m.Seg.Opcode & 0x0f)
+		pl = uint64(max(m.PayloadLen, 0))
+	}
+	c.segment(r, cs, w, slow, pl, pl, dirIndex(r.Dir), op, false)
+}
+
+// extSummary notes the summary of a CM exchange or an SCTP association
+// (a RecExtConn record) in the statistics of its connection: its ends,
+// state, IRD/ORD and the counts the decoder kept (a CM exchange's data
+// packets have no records of their own).
+func (cs *connStats) extSummary(r *flows.Record) {
+	sum := connSum{state: "-"}
+	switch {
+	case r.CM != nil && r.CM.Summary != nil:
+		s := r.CM.Summary
+		cs.ext = flows.TransportIBCM
+		sum.state = s.State
+		if s.Native {
+			cs.lids = [2]uint16{s.InitiatorLID, s.ResponderLID}
+			cs.native = true
+		} else if s.InitiatorKnown && s.Initiator.IsValid() {
+			// The IP addresses: the UDP ports of RoCEv2 are a
+			// flow's entropy, not an end's (IBA Annex A17.2.1).
+			cs.initiator = netip.AddrPortFrom(s.Initiator, 0)
+			cs.responder = netip.AddrPortFrom(s.Responder, 0)
+			cs.initKnown = true
+		}
+		if s.HaveREQ || s.HaveREP {
+			// Responder resources and initiator depth: IRD and ORD
+			// in IB's words (IBA Vol. 1 §12.6.5).
+			sum.enhanced, sum.ird, sum.ord = true, uint16(s.ResponderResources), uint16(s.InitiatorDepth)
+		}
+		cs.messages = max(cs.messages, s.Messages)
+		cs.fpdus = max(cs.fpdus, int(s.DataPackets))
+		cs.octets = max(cs.octets, s.DataOctets)
+	case r.SCTP != nil && r.SCTP.Summary != nil:
+		s := r.SCTP.Summary
+		cs.ext = flows.TransportSCTP
+		sum.state = s.State
+		if s.InitiatorKnown {
+			cs.initiator, cs.responder, cs.initKnown = s.Initiator, s.Responder, true
+		}
+		if s.Enhanced {
+			sum.enhanced, sum.ird, sum.ord = true, s.IRD, s.ORD
+		}
+		cs.crcErrors = max(cs.crcErrors, s.ChecksumErrors)
+	default:
+		return
+	}
+	sum.initKnown = cs.initKnown
+	cs.sum, cs.hasSum = sum, true
+}
+
 // fpduFacts returns what an FPDU record counts: its octets on the wire, its
 // payload octets, and its direction and opcode slots.
 func fpduFacts(r *flows.Record) (n, pl uint64, dir, op int) {
@@ -592,7 +683,12 @@ func fpduFacts(r *flows.Record) (n, pl uint64, dir, op int) {
 
 func (c *Collector) fpdu(r *flows.Record, cs *connStats, w wall, slow bool) {
 	n, pl, dir, op := fpduFacts(r)
-	bad := r.FPDU.CRCStatus == flows.CRCBad
+	c.segment(r, cs, w, slow, n, pl, dir, op, r.FPDU.CRCStatus == flows.CRCBad)
+}
+
+// segment counts one DDP segment of n octets (pl of payload) in
+// direction and opcode slots dir and op: an FPDU, or a segment over SCTP.
+func (c *Collector) segment(r *flows.Record, cs *connStats, w wall, slow bool, n, pl uint64, dir, op int, bad bool) {
 	c.allCounts.add(n, pl, dir, op, bad)
 	cs.fpdus++
 	cs.octets += n

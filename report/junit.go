@@ -10,10 +10,12 @@ import (
 	"time"
 
 	"github.com/iwarpkit/iwarpkit/dissect"
+	"github.com/iwarpkit/iwarpkit/flows"
 )
 
-// checkFamilies are the check families every connection's JUnit suite
-// lists, passing or not; other families (the prefix of a finding code
+// checkFamilies are the check families every iWARP connection's JUnit
+// suite lists, passing or not (a CM exchange's lists "cm", an SCTP
+// association's "sctp", "ddp" and "rdmap"); other families (the prefix of a finding code
 // before its first dot, e.g. "cap" or "interop") get a testcase only on the
 // connections that have findings of theirs.
 var checkFamilies = []struct{ name, doc string }{
@@ -145,12 +147,20 @@ func (c *Collector) WriteJUnit(w io.Writer, name string) error {
 // checkFamilies, then the others it has findings of, sorted.
 func junitFamilies(cs *connStats) []string {
 	fams := make([]string, 0, len(checkFamilies)+len(cs.fam))
-	for _, f := range checkFamilies {
-		fams = append(fams, f.name)
+	switch cs.ext {
+	case flows.TransportIBCM:
+		fams = append(fams, "cm")
+	case flows.TransportSCTP:
+		fams = append(fams, "sctp", "ddp", "rdmap")
+	default:
+		for _, f := range checkFamilies {
+			fams = append(fams, f.name)
+		}
 	}
+	base := len(fams)
 	var extra []string
 	for _, f := range cs.fam {
-		if !slices.Contains(fams[:len(checkFamilies)], f.fam) {
+		if !slices.Contains(fams[:base], f.fam) {
 			extra = append(extra, f.fam)
 		}
 	}

@@ -92,7 +92,7 @@ func rowFlags(cs *connStats) [21]struct {
 // packable reports whether cs can be packed and unpacked to the same
 // value.
 func packable(cs *connStats) bool {
-	return !cs.other && cs.a.Addr().Zone() == "" && cs.b.Addr().Zone() == "" &&
+	return !cs.other && cs.ext == "" && cs.a.Addr().Zone() == "" && cs.b.Addr().Zone() == "" &&
 		cs.initiator.Addr().Zone() == "" && cs.responder.Addr().Zone() == "" &&
 		!cs.fSlow && !cs.lSlow && cs.ft == (time.Time{}) && cs.lt == (time.Time{})
 }

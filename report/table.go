@@ -177,6 +177,11 @@ func (cs *connStats) row() connRow {
 	switch {
 	case cs.other:
 		r.Label, r.Initiator, r.Responder = "other", "-", "-"
+	case cs.native:
+		// No IP over native InfiniBand: the LRH's LIDs name the ends.
+		r.Initiator, r.Responder = "LID "+itoa(int(cs.lids[0])), "LID "+itoa(int(cs.lids[1]))
+	case cs.initKnown && cs.ext == flows.TransportIBCM:
+		r.Initiator, r.Responder = cs.initiator.Addr().String(), cs.responder.Addr().String()
 	case cs.initKnown:
 		r.Initiator, r.Responder = cs.initiator.String(), cs.responder.String()
 	case cs.a.IsValid():
@@ -192,6 +197,10 @@ func (cs *connStats) row() connRow {
 	}
 	if s := &cs.sum; cs.hasSum {
 		r.State = s.state
+		if cs.ext != "" {
+			// Not iWARP: the transport says what the row is.
+			r.State = cs.ext + " " + s.state
+		}
 		if s.haveReq || s.haveRep {
 			r.Rev = strconv.Itoa(int(s.rev))
 			r.CRC = onOff(s.crc)
@@ -243,7 +252,13 @@ func (c *Collector) untrackedNote() []string {
 // findings. The negotiated values come from the connection's conn record
 // (or, without one, from its MPA Request/Reply records); the counts are of
 // the records added. "-" means not known; "(?)" marks endpoints whose roles
-// are unknown (neither SYN nor MPA Request captured).
+// are unknown (neither SYN nor MPA Request captured). A CM exchange over
+// RoCEv2 or InfiniBand and an SCTP association carrying DDP (RFC 5043) get
+// a row too, their state led by the transport ("ib_cm rejected"): a CM
+// exchange's ends are its IP addresses (or LIDs), its IRD/ORD the
+// responder resources and initiator depth, its FPDUs and octets the data
+// packets sent to its QPs; an association's FPDUs are its DDP segments and
+// its octets their payload.
 func (c *Collector) WriteConn(w io.Writer) error {
 	t := &textTable{
 		title: "iWARP connections (-z conn)",
