@@ -379,11 +379,17 @@ func (d *direction) hasPending() bool {
 }
 
 // pendingFrame is the earliest frame whose octets might still become part of
-// a record of this direction.
+// a record of this direction. A direction resynchronising (modeLost) holds
+// records back only when it is known to carry FPDUs: it framed some before
+// a gap, or --decode-as forced it (Force); the records of its lock keep
+// their frames, which may be earlier than records of other connections.
+// One that never framed an FPDU, most often a TCP connection that is not
+// iWARP, is scanned for up to scanLimit octets, and the records of every
+// other connection would wait for it meanwhile.
 func (d *direction) pendingFrame() (uint64, bool) {
 	var f uint64
 	ok := false
-	if len(d.buf()) > 0 && d.mode != modeDead && d.mode != modeLost && len(d.prov) > 0 {
+	if len(d.buf()) > 0 && d.mode != modeDead && (d.mode != modeLost || d.sawFPDU || d.c.force != nil) && len(d.prov) > 0 {
 		f, ok = d.prov[0].frame, true
 	}
 	if mf, mok := d.msgs.oldest(); mok && (!ok || mf < f) {

@@ -145,3 +145,45 @@ func TestCutGeneratedMultiConn(t *testing.T) {
 		}
 	}
 }
+
+// TestForceKeepsFrameOrder: with --decode-as (Force), a direction whose
+// handshake was not captured is resynchronised at once, and the records of
+// its lock keep their frames; the records of the other direction must wait
+// for them, so that the records come in frame order (docs/jsonl.md). Each
+// capture is decoded with the settings the heuristic finds (the same FPDUs
+// must come out) and checked for order.
+func TestForceKeepsFrameOrder(t *testing.T) {
+	for _, tc := range []struct{ file, spec string }{
+		{"../testdata/midstream/rping_nocrc_from_frame20.pcap", "tcp.port==7174,crc=off,markers=none"},
+		{"../testdata/midstream/iwtest_ops_from_frame15.pcap", "tcp.port==7471,crc=on,markers=none"},
+		{"../testdata/synth/midstream-markers.pcap", "tcp.port==7174,markers=both"},
+	} {
+		data, err := os.ReadFile(tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := flows.ParseForce(tc.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fpdus := func(recs []*flows.Record) (n int) {
+			for _, r := range recs {
+				if r.Type == flows.RecFPDU {
+					n++
+				}
+			}
+			return n
+		}
+		auto := decodeReader(t, bytes.NewReader(data), flows.Options{})
+		forced := decodeReader(t, bytes.NewReader(data), flows.Options{Force: []flows.Force{f}})
+		if a, b := fpdus(auto), fpdus(forced); a == 0 || a != b {
+			t.Errorf("%s: %d FPDUs with %s, %d without", tc.file, b, tc.spec, a)
+		}
+		for i := 1; i < len(forced); i++ {
+			if forced[i].Frame < forced[i-1].Frame {
+				t.Errorf("%s with %s: record %d (%v, frame %d) after frame %d", tc.file, tc.spec, i, forced[i].Type, forced[i].Frame, forced[i-1].Frame)
+				break
+			}
+		}
+	}
+}
