@@ -3,6 +3,7 @@ package flows
 import (
 	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/iwarpkit/iwarpkit/capture"
@@ -397,7 +398,9 @@ func (c *conn) summarise() {
 		return
 	}
 	c.summarised = true
-	if !c.isIWARP() {
+	if c.force != nil {
+		c.forcedUnframed()
+	} else if !c.isIWARP() {
 		return
 	}
 	iv := c.interopVerdict()
@@ -451,6 +454,37 @@ func (c *conn) summarise() {
 	r.Conn = c.id
 	r.Summary = s
 	c.d.push(r)
+}
+
+// forcedUnframed reports, for a connection --decode-as forced (Force),
+// each direction that carried octets and never framed an FPDU with the
+// settings given: without it, settings that do not fit the traffic made
+// the connection vanish from the output. The connection then gets its
+// conn record too, since the user said it is iWARP.
+func (c *conn) forcedUnframed() {
+	for s, d := range c.dirs {
+		// The octets the direction carried: its stream offset past
+		// the last one (scanned octets are consumed from the buffer).
+		n := d.bufOff + uint64(len(d.buf()))
+		if d.everLock || d.sawFPDU || n == 0 || c.req != nil || c.rep != nil {
+			continue
+		}
+		var set []string
+		if d.crcForced {
+			set = append(set, "CRC "+onOff(d.crc))
+		}
+		if d.markersForced {
+			set = append(set, "markers "+onOff(d.markersNeg))
+		}
+		what := "this connection"
+		if len(set) > 0 {
+			what = strings.Join(set, " and ") + " in this direction"
+		}
+		c.finding(nil, dissect.SeverityWarning, "mpa.forced_unframed",
+			"--decode-as forced "+what+", but no FPDU could be framed in the "+strconv.FormatUint(n, 10)+
+				" octets from "+c.endpoint(side(s)).String()+": the settings may not fit the traffic (without --decode-as the decoder guesses them)",
+			"RFC 5044 §4", c.lastFrame)
+	}
 }
 
 // isIWARP reports whether anything iWARP was seen on the connection.

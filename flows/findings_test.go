@@ -107,6 +107,7 @@ var findingCases = []findingCase{
 	{"mpa.sync_lost", warning, "testdata/synth/gap.pcap"},
 	{"mpa.resync", note, "testdata/synth/gap.pcap"},
 	{"mpa.midstream_lock", note, "testdata/midstream/rping_nocrc_from_frame20.pcap"},
+	{"mpa.forced_unframed", warning, "forced-markers-no-markers"},
 
 	// MPA connection rules.
 	{"mpa.responder_first", warning, "testdata/siw/crc_v2_iwtest_ops.pcap"},
@@ -353,6 +354,15 @@ func afterReject(d synth.Dir) synth.Scenario {
 
 // triggers are the generated captures, by name.
 var triggers = map[string]trigger{
+	"forced-markers-no-markers": {
+		// --decode-as markers=both on a marker-free capture whose
+		// handshake was not captured: nothing can be framed.
+		gen: func() synth.Scenario {
+			sc, _ := synth.Named("midstream", 1)
+			return sc
+		},
+		opts: flows.Options{Force: []flows.Force{{Port: 7174, MarkersSet: true, MarkersTo: true, MarkersFrom: true, NeverGiveUp: true}}},
+	},
 	"conn-table-of-one": {
 		// Two connections, the first still open when the second
 		// starts, with room for one. (One that has closed is finished

@@ -292,6 +292,11 @@ func (c *Collector) Add(r *flows.Record) {
 		}
 	case flows.RecConn:
 		if s := r.Summary; s != nil && !cs.other {
+			if !cs.a.IsValid() {
+				// No record before had its endpoints (a connection
+				// --decode-as forced that framed nothing).
+				cs.a, cs.b = s.A, s.B
+			}
 			cs.setSummary(summaryOf(s))
 			cs.ops.pack(&c.opPool)
 		}
