@@ -47,7 +47,7 @@ func addLiveFlags(fs *flag.FlagSet) *liveFlags {
 	l := &liveFlags{}
 	fs.StringVar(&l.iface, "i", "", "capture live on `IFACE` (\"any\" for all interfaces, or a number from -D); a trailing tcpdump expression filters the capture")
 	fs.BoolVar(&l.list, "D", false, "list the interfaces -i can capture on")
-	fs.IntVar(&l.snaplen, "s", 0, "cut packets to `SNAPLEN` octets (0: 262144, tcpdump's default)")
+	fs.IntVar(&l.snaplen, "s", 0, "live capture (-i): cut packets to `SNAPLEN` octets (0: 262144, tcpdump's default); -r files are decoded as they were captured")
 	fs.IntVar(&l.bufferKiB, "B", 0, "capture buffer (kernel ring) size in `KiB` (default 2048, as tcpdump)")
 	fs.BoolVar(&l.noPromisc, "p", false, "do not put the interface in promiscuous mode")
 	fs.BoolVar(&l.lineBuf, "l", false, "line-buffered output: write each record as soon as it is decoded")

@@ -48,7 +48,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var (
 		files   listFlag
 		shardF  = fs.String("shard", "", "decode only the connections of shard `I/N` (0 <= I < N; a symmetric hash of the 4-tuple, as iwarpdump split uses)")
-		outType = fs.String("T", "text", "output `format`: text or jsonl")
+		outType = fs.String("T", "text", "output `format`: text, jsonl, or parquet (with -w DIR: Parquet files in DIR)")
 		verbose = fs.Bool("v", false, "print the field tree of every record")
 		quiet   = fs.Bool("q", false, "quiet: shorter lines, no attached findings")
 		hexdump = fs.Bool("X", false, "print the first octets of each payload in hex and ASCII (non-printable octets as '.')")
@@ -82,6 +82,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
+	cGiven := false
+	fs.Visit(func(f *flag.Flag) { cGiven = cGiven || f.Name == "c" })
+	if cGiven && *count == 0 {
+		// As tcpdump and tshark: 0 is no count (the default is none).
+		fmt.Fprintln(stderr, "iwarpdump: -c: the packet count must be at least 1")
+		return 2
+	}
 	var jsonl, parquetOut bool
 	switch strings.ToLower(*outType) {
 	case "text":
@@ -92,6 +99,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	default:
 		fmt.Fprintf(stderr, "iwarpdump: unknown output format %q (want text, jsonl or parquet)\n", *outType)
 		return 2
+	}
+	if *hexdump && (jsonl || parquetOut) {
+		// Not an error, as tcpdump ignores -X with -w: said once.
+		fmt.Fprintln(stderr, "iwarpdump: -X prints payload octets in text output only: ignored with -T "+strings.ToLower(*outType))
 	}
 	sh, err := parseShard(*shardF)
 	if err != nil {

@@ -42,6 +42,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-r", siw + "crc_v2_rping.pcap", "-T", "xml"}, "unknown output format"},
 		{[]string{"-r", siw + "crc_v2_rping.pcap", "extra"}, "bpf"},
 		{[]string{"-bogus"}, "flag provided but not defined"},
+		{[]string{"-r", siw + "crc_v2_rping.pcap", "-c", "0"}, "packet count must be at least 1"},
 	} {
 		code, _, stderr := runCmd(t, nil, tc.args...)
 		if code != 2 {
@@ -313,5 +314,16 @@ func TestRotatedWithEmptyFile(t *testing.T) {
 				t.Errorf("%v: stderr %q lacks %q", tc.args, errs, want)
 			}
 		}
+	}
+}
+
+// TestHexWithJSONL: -X with JSON Lines is said to be ignored, on stderr,
+// and the output is that of JSON Lines alone.
+func TestHexWithJSONL(t *testing.T) {
+	f := siw + "crc_v2_iwtest_ops.pcap"
+	_, plain, _ := runCmd(t, nil, "-r", f, "-T", "jsonl")
+	code, out, errs := runCmd(t, nil, "-r", f, "-T", "jsonl", "-X")
+	if code != 0 || out != plain || !strings.Contains(errs, "-X prints payload octets in text output only") {
+		t.Errorf("exit %d, same output %v, stderr %q", code, out == plain, errs)
 	}
 }
