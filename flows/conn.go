@@ -403,6 +403,7 @@ func (c *conn) summarise() {
 	} else if !c.isIWARP() {
 		return
 	}
+	c.unanswered()
 	iv := c.interopVerdict()
 	if c.suppressed > 0 {
 		c.finding(nil, dissect.SeverityNote, "cap.findings_suppressed",
@@ -454,6 +455,53 @@ func (c *conn) summarise() {
 	r.Conn = c.id
 	r.Summary = s
 	c.d.push(r)
+}
+
+// unanswered reports, as the connection ends, what was asked and never
+// answered, the usual signs of a setup that failed or a peer that stalled:
+// an MPA Request with no Reply (RFC 5044 §7.1) and RDMA Read Requests with
+// no Read Response (RFC 5040 §5.2.1). A warning when the connection closed
+// or was reset; a note when it was still open at the end of the capture,
+// which may have cut the answer off. After a Terminate nothing more is
+// expected: the Terminate says why (rdmap.terminate).
+func (c *conn) unanswered() {
+	sev := dissect.SeverityWarning
+	var end string
+	switch {
+	case c.rstSeen:
+		end = "before the connection was reset"
+	case c.finSeen[0] && c.finSeen[1]:
+		end = "before the connection closed"
+	case c.finSeen[0] || c.finSeen[1]:
+		end = "before " + c.endpoint(c.finSide()).String() + " closed its side of the connection (FIN)"
+	default:
+		sev, end = dissect.SeverityNote, "by the end of the connection's packets in the capture"
+	}
+	if c.req != nil && c.rep == nil && c.fpdus == 0 && !c.rejected {
+		c.finding(nil, sev, "mpa.no_reply",
+			"the MPA Request of frame "+strconv.FormatUint(c.reqFrame, 10)+" got no MPA Reply "+end, "RFC 5044 §7.1", c.lastFrame, c.reqFrame)
+	}
+	live := c.reads.live()
+	if len(live) == 0 || c.dirs[0].an.termFrame != 0 || c.dirs[1].an.termFrame != 0 {
+		return
+	}
+	first := live[0]
+	n := strconv.Itoa(len(live)) + " RDMA Read Requests were"
+	if len(live) == 1 {
+		n = "an RDMA Read Request was"
+	}
+	c.finding(nil, sev, "rdmap.read_unanswered",
+		n+" never answered "+end+": the first, frame "+strconv.FormatUint(first.frame, 10)+" from "+
+			c.endpoint(first.requester).String()+", asked for "+strconv.FormatUint(uint64(first.size), 10)+
+			" octets into sink STag 0x"+strconv.FormatUint(uint64(first.sinkSTag), 16), "RFC 5040 §5.2.1", c.lastFrame, first.frame)
+}
+
+// finSide is the side that sent a FIN (the first side if both did).
+func (c *conn) finSide() side {
+	if c.finSeen[0] {
+		return 0
+	}
+	return 1
 }
 
 // forcedUnframed reports, for a connection --decode-as forced (Force),

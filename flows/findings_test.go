@@ -108,6 +108,11 @@ var findingCases = []findingCase{
 	{"mpa.resync", note, "testdata/synth/gap.pcap"},
 	{"mpa.midstream_lock", note, "testdata/midstream/rping_nocrc_from_frame20.pcap"},
 	{"mpa.forced_unframed", warning, "forced-markers-no-markers"},
+	{"mpa.no_reply", warning, "testdata/synth/no-reply.pcap"},
+	{"mpa.no_reply", warning, "testdata/siw/mpareq_rev3.pcap"},
+	{"mpa.no_reply", note, "no-reply-open"},
+	{"rdmap.read_unanswered", warning, "read-no-response"},
+	{"rdmap.read_unanswered", note, "read-no-response-open"},
 
 	// MPA connection rules.
 	{"mpa.responder_first", warning, "testdata/siw/crc_v2_iwtest_ops.pcap"},
@@ -354,6 +359,31 @@ func afterReject(d synth.Dir) synth.Scenario {
 
 // triggers are the generated captures, by name.
 var triggers = map[string]trigger{
+	"no-reply-open": {
+		// An MPA Request unanswered, the connection still open when
+		// the capture ends.
+		gen: func() synth.Scenario {
+			c := baseConn(40100)
+			c.MPA = &synth.MPAParams{Request: synth.MPAFrame{Rev: 1, C: true}, NoReply: true}
+			c.Close.Kind = synth.CloseNone
+			return scenario(c)
+		},
+	},
+	"read-no-response": {
+		// A Read Request never answered; the connection then closes.
+		gen: func() synth.Scenario {
+			return withOps(append(opening(), synth.Op{Dir: synth.I2R, Kind: synth.Read, Size: 512, STag: 0x51, SrcSTag: 0x61, NoResponse: true})...)
+		},
+	},
+	"read-no-response-open": {
+		// The same, the connection still open when the capture ends.
+		gen: func() synth.Scenario {
+			c := baseConn(40100)
+			c.Ops = append(opening(), synth.Op{Dir: synth.I2R, Kind: synth.Read, Size: 512, STag: 0x51, SrcSTag: 0x61, NoResponse: true})
+			c.Close.Kind = synth.CloseNone
+			return scenario(c)
+		},
+	},
 	"forced-markers-no-markers": {
 		// --decode-as markers=both on a marker-free capture whose
 		// handshake was not captured: nothing can be framed.

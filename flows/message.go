@@ -96,6 +96,39 @@ const maxPendingReads = 1024
 type readQueue struct {
 	q    []pendingRead
 	head int
+	// unmatched remembers the last Read Responses that matched no
+	// request: in a capture that starts mid-stream, the direction of the
+	// responses may be framed before that of their requests, whose
+	// records then come later (answeredEarly).
+	unmatched  [4]earlyResponse
+	nUnmatched int
+}
+
+// earlyResponse is a Read Response that came before its request was seen.
+type earlyResponse struct {
+	responder side
+	stag      uint32
+	frame     uint64
+}
+
+// early notes a Read Response from responder that matched no request.
+func (r *readQueue) early(responder side, stag uint32, frame uint64) {
+	r.unmatched[r.nUnmatched%len(r.unmatched)] = earlyResponse{responder, stag, frame}
+	r.nUnmatched++
+}
+
+// answeredEarly reports whether a Read Request from requester at frame,
+// for sinkSTag, was answered by a response already seen (early), and
+// forgets that response.
+func (r *readQueue) answeredEarly(requester side, sinkSTag uint32, frame uint64) bool {
+	for i := range min(r.nUnmatched, len(r.unmatched)) {
+		e := &r.unmatched[i]
+		if e.frame != 0 && e.responder != requester && e.stag == sinkSTag && e.frame >= frame {
+			*e = earlyResponse{}
+			return true
+		}
+	}
+	return false
 }
 
 // live returns the outstanding Read Requests, oldest first.
@@ -137,6 +170,7 @@ func (r *readQueue) remove(i int) {
 func (r *readQueue) reset() {
 	clear(r.q[:cap(r.q)])
 	r.q, r.head = r.q[:0], 0
+	r.unmatched, r.nUnmatched = [4]earlyResponse{}, 0
 }
 
 // add files one decoded segment.
@@ -216,7 +250,9 @@ func (m *messages) complete(d *direction, s *msgState, seg *rdmap.Segment) {
 	var hit pendingRead // matched points here: no allocation per Read
 	switch s.rec.Opcode {
 	case rdmap.OpReadRequest:
-		c.reads.push(pendingRead{requester: d.side, sinkSTag: seg.Read.SinkSTag, size: seg.Read.Size, frame: s.frame, ts: s.ts})
+		if !c.reads.answeredEarly(d.side, seg.Read.SinkSTag, s.frame) {
+			c.reads.push(pendingRead{requester: d.side, sinkSTag: seg.Read.SinkSTag, size: seg.Read.Size, frame: s.frame, ts: s.ts})
+		}
 	case rdmap.OpReadResponse:
 		for i, pr := range c.reads.live() {
 			if pr.requester != d.side && pr.sinkSTag == s.rec.STag {
@@ -227,6 +263,9 @@ func (m *messages) complete(d *direction, s *msgState, seg *rdmap.Segment) {
 				c.reads.remove(i)
 				break
 			}
+		}
+		if matched == nil {
+			c.reads.early(d.side, s.rec.STag, s.frame)
 		}
 	}
 	c.analyzeMessage(d, r, matched)
