@@ -140,6 +140,19 @@ func fileURI(p string) string {
 //     as artifactLocation (also listed in run.artifacts);
 //   - run.properties counts all findings and those dropped past MaxFindings.
 func (c *Collector) WriteSARIF(w io.Writer, tool string, capturePath string) error {
+	var paths []string
+	if capturePath != "" {
+		paths = []string{capturePath}
+	}
+	return c.WriteSARIFInputs(w, tool, paths)
+}
+
+// WriteSARIFInputs is WriteSARIF for a decode of the capture files paths
+// merged in timestamp order (iwarpdump -r A -r B): every file is listed
+// in run.artifacts, and with several files the results have no
+// artifactLocation, since their frame numbers count the packets of the
+// merged files (capture.Merge), not of one file.
+func (c *Collector) WriteSARIFInputs(w io.Writer, tool string, paths []string) error {
 	codes := make([]string, 0, len(c.codes))
 	for code := range c.codes {
 		codes = append(codes, code)
@@ -179,9 +192,14 @@ func (c *Collector) WriteSARIF(w io.Writer, tool string, capturePath string) err
 		Results:    make([]sarifResult, 0, len(c.kept)),
 		Properties: &sarifRunProps{Findings: c.nFindings, DroppedFindings: c.dropped},
 	}
-	uri := fileURI(capturePath)
-	if uri != "" {
-		run.Artifacts = []sarifArtifact{{Location: sarifArtifactLocation{URI: uri}}}
+	for _, p := range paths {
+		if u := fileURI(p); u != "" {
+			run.Artifacts = append(run.Artifacts, sarifArtifact{Location: sarifArtifactLocation{URI: u}})
+		}
+	}
+	uri := ""
+	if len(paths) == 1 && len(run.Artifacts) == 1 {
+		uri = run.Artifacts[0].Location.URI
 	}
 	for i := range c.kept {
 		k := &c.kept[i]

@@ -217,3 +217,35 @@ func TestSARIFLevelsAndURIs(t *testing.T) {
 		}
 	}
 }
+
+// TestSARIFSeveralInputs: a decode of several merged files lists each file
+// as an artifact (not their names joined, nor the glob), and its results,
+// whose frame numbers count the merged packets, point at none of them.
+func TestSARIFSeveralInputs(t *testing.T) {
+	c := NewCollector()
+	c.Add(findingRec(0, 5, dissect.SeverityWarning, "a.warn", "w"))
+	var b bytes.Buffer
+	if err := c.WriteSARIFInputs(&b, "t", []string{"/c/ring-00.pcap", "/c/ring-01.pcap"}); err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Runs []struct {
+			Artifacts []struct {
+				Location struct{ URI string } `json:"location"`
+			} `json:"artifacts"`
+			Results []struct {
+				Locations []map[string]any `json:"locations"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &d); err != nil {
+		t.Fatal(err)
+	}
+	run := d.Runs[0]
+	if len(run.Artifacts) != 2 || run.Artifacts[0].Location.URI != "file:///c/ring-00.pcap" || run.Artifacts[1].Location.URI != "file:///c/ring-01.pcap" {
+		t.Errorf("artifacts %+v", run.Artifacts)
+	}
+	if len(run.Results) != 1 || len(run.Results[0].Locations) != 1 || run.Results[0].Locations[0]["physicalLocation"] != nil {
+		t.Errorf("results %+v", run.Results)
+	}
+}

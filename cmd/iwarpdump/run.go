@@ -440,7 +440,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		for _, r := range reports {
 			kind, path, _ := strings.Cut(r, ":")
-			if err := writeReport(coll, kind, path, strings.Join(files, " ")); err != nil {
+			if err := writeReport(coll, kind, path, files); err != nil {
 				fmt.Fprintf(stderr, "iwarpdump: --report %s: %v\n", r, err)
 				return 1
 			}
@@ -491,7 +491,8 @@ func underFaults(f func()) (fault error) {
 }
 
 // writeReport writes one CI report file.
-func writeReport(c *report.Collector, kind, path, capturePath string) error {
+func writeReport(c *report.Collector, kind, path string, files []string) error {
+	capturePath := strings.Join(files, " ")
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -501,7 +502,11 @@ func writeReport(c *report.Collector, kind, path, capturePath string) error {
 	case "junit":
 		err = c.WriteJUnit(bw, "iwarpdump "+capturePath)
 	case "sarif":
-		err = c.WriteSARIF(bw, "iwarpdump", capturePath)
+		inputs, xerr := expandInputs(files)
+		if xerr != nil {
+			inputs = files
+		}
+		err = c.WriteSARIFInputs(bw, "iwarpdump", inputs)
 	case "html":
 		err = c.WriteHTML(bw, "iwarpdump: "+capturePath)
 	}
