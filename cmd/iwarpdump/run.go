@@ -65,7 +65,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		mmap    = fs.Bool("mmap", false, "with -j 1, map uncompressed capture files into memory instead of reading them with read(2)")
 	)
 	fs.Var(&files, "r", "read packets from `FILE` (pcap or pcapng, optionally gzip-compressed; - for standard input); repeat -r or give a quoted glob to merge several files in timestamp order")
-	fs.Var(&stats, "z", "print statistics after the decode: `TABLE` is conn, ops, findings or latency (repeatable; with -q no records are printed)")
+	fs.Var(&stats, "z", "print statistics after the decode: `TABLE` is conn, ops, findings or latency (repeatable; with -q no records are printed; with -T jsonl and records, on standard error)")
 	fs.Var(&reports, "report", "write a report for CI: `KIND:FILE` with KIND junit, sarif or html (repeatable)")
 	live := addLiveFlags(fs)
 	prof := addProfileFlags(fs)
@@ -420,23 +420,37 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if coll != nil {
+		// The tables go after the records. Under JSON Lines with records
+		// on stdout they go to stderr, so that stdout stays a stream of
+		// JSON objects a script can read to its end (docs/jsonl.md).
+		tw := w
+		if jsonl && !silent && len(stats) > 0 {
+			if err := w.Flush(); err != nil {
+				fmt.Fprintf(stderr, "iwarpdump: writing output: %v\n", err)
+				return 1
+			}
+			tw = bufio.NewWriter(stderr)
+		}
 		for _, z := range stats {
-			_, _ = w.WriteString("\n")
+			_, _ = tw.WriteString("\n")
 			var err error
 			switch z {
 			case "conn":
-				err = coll.WriteConn(w)
+				err = coll.WriteConn(tw)
 			case "ops":
-				err = coll.WriteOps(w)
+				err = coll.WriteOps(tw)
 			case "findings":
-				err = coll.WriteFindings(w)
+				err = coll.WriteFindings(tw)
 			case "latency":
-				err = coll.WriteLatency(w)
+				err = coll.WriteLatency(tw)
 			}
 			if err != nil {
 				fmt.Fprintf(stderr, "iwarpdump: -z %s: %v\n", z, err)
 				return 1
 			}
+		}
+		if tw != w {
+			_ = tw.Flush()
 		}
 		for _, r := range reports {
 			kind, path, _ := strings.Cut(r, ":")

@@ -327,3 +327,26 @@ func TestHexWithJSONL(t *testing.T) {
 		t.Errorf("exit %d, same output %v, stderr %q", code, out == plain, errs)
 	}
 }
+
+// TestJSONLTablesOnStderr: with JSON Lines records on stdout, -z tables go
+// to stderr and stdout stays JSON objects only; with -q (no records) they
+// stay on stdout.
+func TestJSONLTablesOnStderr(t *testing.T) {
+	f := siw + "term_badwrite.pcap"
+	_, plain, _ := runCmd(t, nil, "-r", f, "-T", "jsonl")
+	code, out, errs := runCmd(t, nil, "-r", f, "-T", "jsonl", "-z", "conn", "-z", "findings")
+	if code != 0 || out != plain {
+		t.Errorf("exit %d, stdout differs from -T jsonl alone:\n%s", code, out)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if !json.Valid([]byte(l)) {
+			t.Errorf("not JSON on stdout: %q", l)
+		}
+	}
+	if !strings.Contains(errs, "(-z conn)") || !strings.Contains(errs, "(-z findings)") {
+		t.Errorf("stderr lacks the tables: %q", errs)
+	}
+	if _, out, _ := runCmd(t, nil, "-r", f, "-T", "jsonl", "-q", "-z", "conn"); !strings.Contains(out, "(-z conn)") {
+		t.Errorf("-q: the table left stdout: %q", out)
+	}
+}
