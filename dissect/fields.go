@@ -89,7 +89,7 @@ var fields = [...]Field{
 	{Name: "mpa.crc_status", Aliases: []string{"iwarp_mpa.crc_check"}, Type: TypeString, Desc: "CRC verdict: ok, bad, unchecked (not negotiated), incomplete (octets missing)", Ref: "RFC 5044 §4.1"},
 
 	// DDP (RFC 5041 §4).
-	{Name: "ddp", Aliases: []string{"iwarp_ddp"}, Type: TypeNone, Desc: "Direct Data Placement", Ref: "RFC 5041"},
+	{Name: "ddp", Aliases: []string{"iwarp_ddp", "iwarp_ddp_rdmap"}, Type: TypeNone, Desc: "Direct Data Placement", Ref: "RFC 5041"},
 	{Name: "ddp.t", Aliases: []string{"iwarp_ddp.tagged_flag"}, Type: TypeBool, Desc: "T: tagged buffer model", Ref: "RFC 5041 §4.2"},
 	{Name: "ddp.l", Aliases: []string{"iwarp_ddp.last_flag"}, Type: TypeBool, Desc: "L: last segment of the message", Ref: "RFC 5041 §4.2"},
 	{Name: "ddp.rsvd", Aliases: []string{"iwarp_ddp.rsvd"}, Type: TypeUint, Desc: "reserved control bits", Ref: "RFC 5041 §4.2"},

@@ -42,6 +42,8 @@ var tsharkCases = []tsharkCase{
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_mpa.ulpdulength > 1000", ours: "mpa.ulpdu_len > 1000"},
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_mpa", ours: "mpa"},
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_ddp", ours: "ddp"},
+	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_ddp_rdmap", ours: "ddp"},
+	{file: "crc_v2_rping.pcap", ws: "iwarp_ddp_rdmap"},
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_rdma", ours: "rdmap"},
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_mpa.rev == 2", ours: "mpa.rev == 2 && kind == \"request\" || rev == 2 && mpa.kind == \"reply\""},
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_mpa.privatedata == 00:80:00:80", ours: "pd == 00:80:00:80"},
