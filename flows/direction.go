@@ -814,8 +814,7 @@ func (d *direction) emitFPDU(s uint64, have []byte, wire, ulen int, crc crcState
 			fr.CRCStatus = CRCBad
 			c.crcErrors++
 			c.finding(rec, dissect.SeverityError, "mpa.crc_bad",
-				"CRC32c mismatch: field 0x"+strconv.FormatUint(uint64(fr.CRC), 16)+", computed 0x"+
-					strconv.FormatUint(uint64(mpa.CRC32C(have[:wire-mpa.CRCLen])), 16), "RFC 5044 §4.1", rec.Frame)
+				"CRC32c mismatch: field "+hex32(fr.CRC)+", computed "+hex32(mpa.CRC32C(have[:wire-mpa.CRCLen])), "RFC 5044 §4.1", rec.Frame)
 		}
 	} else {
 		fr.CRCStatus = CRCIncomplete
@@ -1029,4 +1028,16 @@ type fpduBox struct {
 	f       FPDURecord
 	frames  [2]uint64
 	markers [4]Marker
+}
+
+// hex32 writes v as 0x and eight hex digits, so that two CRCs side by side
+// line up.
+func hex32(v uint32) string {
+	const digits = "0123456789abcdef"
+	b := [10]byte{'0', 'x'}
+	for i := 9; i >= 2; i-- {
+		b[i] = digits[v&0xf]
+		v >>= 4
+	}
+	return string(b[:])
 }
