@@ -191,10 +191,13 @@ type Collector struct {
 	records  int
 	messages int
 	allCounts
-	lat     latHist
-	tl      timeline
-	span    span // of all records, once allSpan; see total
-	allSpan bool
+	lat latHist
+	// zeroReads counts the zero-length RDMA Reads matched to their
+	// request, which the latency table leaves out.
+	zeroReads int
+	tl        timeline
+	span      span // of all records, once allSpan; see total
+	allSpan   bool
 
 	finds     map[findKey]*findAgg
 	codes     map[string]*codeInfo
@@ -284,7 +287,14 @@ func (c *Collector) Add(r *flows.Record) {
 		c.messages++
 		cs.messages++
 		if m := r.Message; m != nil && m.RequestFrame != 0 {
-			c.latency(cs, m.Latency)
+			if m.Length == 0 {
+				// A zero-length Read moves no data: most often the
+				// RTR of a peer-to-peer setup (RFC 6581 §3), whose
+				// latency is the peer's connection set-up.
+				c.zeroReads++
+			} else {
+				c.latency(cs, m.Latency)
+			}
 		}
 	case flows.RecFinding:
 		if r.Finding != nil {

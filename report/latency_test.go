@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -185,5 +186,45 @@ func TestLatencyMatchesTshark(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLatencyLeavesOutZeroLengthReads: the zero-length RDMA Read a
+// peer-to-peer setup sends as its RTR (RFC 6581) moves no data, and its
+// latency is the peer's connection set-up: the latency table leaves it
+// out, and says so. The Reads with data are tshark's, paired in order.
+func TestLatencyLeavesOutZeroLengthReads(t *testing.T) {
+	name := "p2p_rtr2_rping"
+	var reqs, resps []int64
+	var sizes []string
+	for _, r := range tsharkFields(t, name, "iwarp_ddp_rdmap", "frame.number", "frame.time_epoch", "iwarp_rdma.opcode", "iwarp_rdma.rdmardsz") {
+		switch r[2] {
+		case "0x01":
+			reqs = append(reqs, epochNS(t, r[1]))
+			sizes = append(sizes, r[3])
+		case "0x02":
+			resps = append(resps, epochNS(t, r[1]))
+		}
+	}
+	if len(reqs) != len(resps) || len(reqs) < 2 || sizes[0] != "0" {
+		t.Fatalf("tshark: %d Read Requests (sizes %v), %d Read Responses", len(reqs), sizes, len(resps))
+	}
+	var samples []time.Duration
+	zero := 0
+	for i := range reqs {
+		if sizes[i] == "0" {
+			zero++
+			continue
+		}
+		samples = append(samples, time.Duration(resps[i]-reqs[i]))
+	}
+	c, _ := collect(t, name)
+	checkHist(t, &c.lat, samples)
+	var b strings.Builder
+	if err := c.WriteLatency(&b); err != nil {
+		t.Fatal(err)
+	}
+	if want := strconv.Itoa(zero) + " zero-length Reads"; !strings.Contains(b.String(), want) {
+		t.Errorf("table does not say %q:\n%s", want, b.String())
 	}
 }
