@@ -51,6 +51,15 @@ type got struct {
 	inFrame uint64
 }
 
+// tagsOf is the tags of merged packets, in order.
+func tagsOf(out []got) string {
+	var tags []byte
+	for _, g := range out {
+		tags = append(tags, g.tag)
+	}
+	return string(tags)
+}
+
 func drain(t *testing.T, m *capture.Merge) ([]got, error) {
 	t.Helper()
 	var out []got
@@ -229,11 +238,7 @@ func TestMergeDamagedInput(t *testing.T) {
 	if !errors.As(err, &fe) || fe.File != "bad" || fe.Frame != 3 || !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("end: %v, want the truncation of bad frame 3", err)
 	}
-	var tags []byte
-	for _, g := range out {
-		tags = append(tags, g.tag)
-	}
-	if string(tags) != "axybc" {
+	if tags := tagsOf(out); tags != "axybc" {
 		t.Errorf("got %q, want axybc", tags)
 	}
 	if _, err2 := m.Next(); err2 != err {
@@ -332,11 +337,7 @@ func TestOpenMergeNotCaptures(t *testing.T) {
 			}
 			defer m.Close()
 			out, err := drain(t, m)
-			var tags []byte
-			for _, g := range out {
-				tags = append(tags, g.tag)
-			}
-			if string(tags) != "abcd" {
+			if tags := tagsOf(out); tags != "abcd" {
 				t.Errorf("got %q, want abcd", tags)
 			}
 			if out[1].input != 3 || out[1].inFrame != 1 || out[3].frame != 4 {

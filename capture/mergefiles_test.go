@@ -208,11 +208,8 @@ func TestMergePipe(t *testing.T) {
 	}
 	defer m.Close()
 	out, err := drain(t, m)
-	var tags []byte
-	for _, g := range out {
-		tags = append(tags, g.tag)
-	}
-	if err != io.EOF || string(tags) != "axby" {
+	tags := tagsOf(out)
+	if err != io.EOF || tags != "axby" {
 		t.Errorf("got %q, %v; want axby", tags, err)
 	}
 }
