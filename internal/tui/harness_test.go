@@ -32,14 +32,27 @@ const simW, simH = 140, 50
 // that what the screen shows does not depend on timing.
 func open(t *testing.T, path string) *harness {
 	t.Helper()
+	return openSize(t, path, simW, simH)
+}
+
+// openSize is open on a screen of width x height cells.
+func openSize(t *testing.T, path string, width, height int) *harness {
+	t.Helper()
+	return start(t, path, width, height, false)
+}
+
+// start is open on a screen of width x height cells; when damaged, the
+// capture is expected to end in damage (indexing returns an error).
+func start(t *testing.T, path string, width, height int, damaged bool) *harness {
+	t.Helper()
 	scr := tcell.NewSimulationScreen("UTF-8")
 	app, err := New(path, Options{Screen: scr, Tick: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
-	scr.SetSize(simW, simH)
-	if err := app.Index(context.Background()); err != nil {
-		t.Fatal(err)
+	scr.SetSize(width, height)
+	if err := app.Index(context.Background()); (err != nil) != damaged {
+		t.Fatalf("indexing: %v (a damaged capture: %v)", err, damaged)
 	}
 	app.Ctl.Tick(0)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -218,6 +231,8 @@ func colorLetter(c tcell.Color) byte {
 		return 'm'
 	case tcell.ColorDarkGreen:
 		return 'd'
+	case tcell.ColorOrange:
+		return 'o'
 	}
 	return '?'
 }
@@ -296,10 +311,18 @@ func (h *harness) find(s string) int {
 func (h *harness) highlighted() (offs []int, vals []byte) {
 	h.t.Helper()
 	lines := h.text()
-	x0 := -1
+	x0, per := -1, 16
 	for _, l := range lines {
 		if i := strings.Index(l, "┌ Octets"); i >= 0 {
 			x0 = len([]rune(l[:i])) + 1
+			// The pane's width tells the octets a line: 4 + 2 + 3 per
+			// octet (and a gap between two groups of 8), ASCII, border.
+			switch w := len([]rune(l)) - x0 + 1; {
+			case w < 4+2+8*3+1+8+2:
+				per = 4
+			case w < 4+2+16*3+1+1+16+2:
+				per = 8
+			}
 			break
 		}
 	}
@@ -316,7 +339,7 @@ func (h *harness) highlighted() (offs []int, vals []byte) {
 		if err != nil || row[x0+4] != ' ' {
 			continue
 		}
-		for i := range 16 {
+		for i := range per {
 			x := x0 + 6 + i*3
 			if i >= 8 {
 				x++

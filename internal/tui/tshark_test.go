@@ -87,3 +87,18 @@ func tsharkField(t *testing.T, path string, frame int, name string) pdmlField {
 	t.Fatalf("tshark shows no %s in frame %d", name, frame)
 	return pdmlField{}
 }
+
+// tsharkFrameLen returns the length of frame in octets (frame.len).
+func tsharkFrameLen(t *testing.T, path string, frame uint64) int {
+	t.Helper()
+	ts := testutil.RequireTshark(t)
+	out, err := exec.Command(ts, "-r", path, "-Y", "frame.number=="+strconv.FormatUint(frame, 10), "-T", "fields", "-e", "frame.len").Output()
+	if err != nil {
+		t.Fatalf("tshark: %v", err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("tshark frame.len %q", out)
+	}
+	return n
+}

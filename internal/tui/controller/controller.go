@@ -5,6 +5,7 @@
 package controller
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -23,16 +24,17 @@ type Context uint8
 
 // Binding contexts.
 const (
-	Global   Context = iota // every screen
-	List                    // the record list has the focus
-	Tree                    // the detail tree has the focus
-	Hex                     // the hex pane has the focus
-	Conns                   // the connection table
-	Findings                // the findings
-	Ladder                  // the ladder of a connection
+	Global     Context = iota // every screen
+	List                      // the record list has the focus
+	Tree                      // the detail tree has the focus
+	Hex                       // the hex pane has the focus
+	Conns                     // the connection table
+	Findings                  // the findings
+	Ladder                    // the ladder of a connection
+	HelpScreen                // the help screen is up
 )
 
-var contextNames = [...]string{"Everywhere", "Record list", "Detail tree", "Octets", "Connections (c)", "Findings (e)", "Ladder (f)"}
+var contextNames = [...]string{"Everywhere", "Record list", "Detail tree", "Octets", "Connections (c)", "Findings (e)", "Ladder (f)", "This help (?)"}
 
 // Key is one key: a special key, or a rune (Key is tcell.KeyRune).
 type Key struct {
@@ -42,7 +44,9 @@ type Key struct {
 
 func r(c rune) Key        { return Key{K: tcell.KeyRune, R: c} }
 func k(key tcell.Key) Key { return Key{K: key} }
-func (k Key) name() string { // for the help screen
+
+// Name is the key as the help screen writes it: "↑", "PgDn", "Bksp", "q".
+func (k Key) Name() string {
 	if k.K == tcell.KeyRune {
 		if k.R == ' ' {
 			return "Space"
@@ -82,6 +86,8 @@ func (k Key) name() string { // for the help screen
 		return "Ctrl-L"
 	case tcell.KeyBackspace, tcell.KeyBackspace2:
 		return "Bksp"
+	case tcell.KeyCtrlH:
+		return "Ctrl-H"
 	}
 	return tcell.KeyNames[k.K]
 }
@@ -145,6 +151,9 @@ func (c *Controller) Tick(budget time.Duration) bool {
 
 // context returns the binding context of the focused pane or screen.
 func (c *Controller) context() Context {
+	if c.St.Help {
+		return HelpScreen
+	}
 	switch c.St.Screen {
 	case model.ScreenConns:
 		return Conns
@@ -175,8 +184,8 @@ func (c *Controller) handle(ev *tcell.EventKey) *tcell.EventKey {
 		if ev.Key() == tcell.KeyEscape || (ev.Key() == tcell.KeyRune && (ev.Rune() == '?' || ev.Rune() == 'q')) {
 			c.St.Help = false
 			c.V.Render()
+			return nil
 		}
-		return nil
 	}
 	key := Key{K: ev.Key()}
 	if key.K == tcell.KeyRune {
@@ -184,7 +193,9 @@ func (c *Controller) handle(ev *tcell.EventKey) *tcell.EventKey {
 	}
 	ctx := c.context()
 	for _, b := range c.bindings {
-		if b.Context != ctx && b.Context != Global {
+		// While the help is up, only its own keys (and the ones that
+		// close it, above) act.
+		if b.Context != ctx && (b.Context != Global || ctx == HelpScreen) {
 			continue
 		}
 		for _, bk := range b.Keys {
@@ -317,6 +328,10 @@ const last = 1 << 30
 // Bindings returns iwarptui's key bindings.
 func Bindings() []Binding {
 	up, down := []Key{k(tcell.KeyUp), r('k')}, []Key{k(tcell.KeyDown), r('j')}
+	// tcell reports both Backspace (^H) and Backspace2 (DEL, 0x7f) as
+	// KeyBackspace; KeyBackspace2 and KeyCtrlH are kept for screens and
+	// protocols that report them as such.
+	backspace := []Key{k(tcell.KeyBackspace), k(tcell.KeyBackspace2), k(tcell.KeyCtrlH)}
 	return []Binding{
 		{Global, []Key{r('?')}, "show this help", func(c *Controller) { c.St.Help = true }},
 		{Global, []Key{r('q'), k(tcell.KeyCtrlC)}, "quit", func(c *Controller) { c.Quit() }},
@@ -364,9 +379,16 @@ func Bindings() []Binding {
 		{Tree, []Key{k(tcell.KeyLeft), r('h'), r('-')}, "collapse, or go to the parent", func(c *Controller) { c.St.TreeCollapse() }},
 		{Tree, []Key{k(tcell.KeyEnter), r(' ')}, "expand or collapse", func(c *Controller) { c.St.TreeToggle() }},
 		{Tree, []Key{r('*')}, "expand everything", func(c *Controller) { c.St.TreeExpandAll() }},
-		{Tree, []Key{k(tcell.KeyBackspace2)}, "back to the list", func(c *Controller) { c.St.Focus = model.FocusList }},
+		{Tree, backspace, "back to the list", func(c *Controller) { c.St.Focus = model.FocusList }},
 
-		{Hex, []Key{k(tcell.KeyBackspace2)}, "back to the list (arrows scroll)", func(c *Controller) { c.St.Focus = model.FocusList }},
+		{Hex, backspace, "back to the list (arrows scroll)", func(c *Controller) { c.St.Focus = model.FocusList }},
+
+		{HelpScreen, []Key{k(tcell.KeyUp), r('k')}, "scroll up", func(c *Controller) { c.V.ScrollHelp(-1) }},
+		{HelpScreen, []Key{k(tcell.KeyDown), r('j')}, "scroll down", func(c *Controller) { c.V.ScrollHelp(1) }},
+		{HelpScreen, []Key{k(tcell.KeyPgUp)}, "page up", func(c *Controller) { c.V.ScrollHelp(-c.V.HelpRows()) }},
+		{HelpScreen, []Key{k(tcell.KeyPgDn), r(' ')}, "page down", func(c *Controller) { c.V.ScrollHelp(c.V.HelpRows()) }},
+		{HelpScreen, []Key{k(tcell.KeyHome), r('<')}, "top", func(c *Controller) { c.V.ScrollHelp(-last) }},
+		{HelpScreen, []Key{k(tcell.KeyEnd), r('>'), r('G')}, "bottom", func(c *Controller) { c.V.ScrollHelp(last) }},
 
 		{Conns, []Key{k(tcell.KeyEnter)}, "show only this connection's records", func(c *Controller) { c.St.ChooseConn() }},
 		{Findings, []Key{k(tcell.KeyEnter)}, "go to the finding's frame", func(c *Controller) { c.St.JumpToFinding() }},
@@ -393,66 +415,41 @@ func Bindings() []Binding {
 }
 
 // HelpText renders the bindings for the help screen, grouped by context,
-// in two columns; bindings without help text are left out.
+// in one column (a key column and the help), so that it reads the same
+// at any width; bindings without help text are left out. The "?" and
+// Esc that close the help are its first line.
 func HelpText(bs []Binding) string {
-	block := func(ctx Context) []string {
-		var out []string
+	var b strings.Builder
+	b.WriteString("[gray]? Esc q: close this help; ↑ ↓ PgUp PgDn Home End scroll it.[-]\n\n")
+	for _, ctx := range []Context{Global, List, Tree, Hex, Conns, Findings, Ladder, HelpScreen} {
+		head := false
 		for _, bd := range bs {
 			if bd.Context != ctx || bd.Help == "" {
 				continue
 			}
-			if out == nil {
-				out = append(out, "[yellow::b]"+contextNames[ctx]+"[-::-]")
+			if !head {
+				b.WriteString("[yellow::b]" + contextNames[ctx] + "[-::-]\n")
+				head = true
 			}
-			names := make([]string, len(bd.Keys))
-			for i, kk := range bd.Keys {
-				names[i] = kk.name()
+			var names []string
+			for _, kk := range bd.Keys {
+				if n := kk.Name(); !slices.Contains(names, n) {
+					names = append(names, n)
+				}
 			}
 			ks := strings.Join(names, " ")
-			out = append(out, " [white]"+tview.Escape(ks)+"[-]"+strings.Repeat(" ", max(15-utf8.RuneCountInString(ks), 1))+tview.Escape(bd.Help))
+			b.WriteString(" [white]" + tview.Escape(ks) + "[-]" + strings.Repeat(" ", max(keyWidth-utf8.RuneCountInString(ks), 1)) + tview.Escape(bd.Help) + "\n")
 		}
-		return append(out, "")
-	}
-	var left, right []string
-	for _, ctx := range []Context{Global, List} {
-		left = append(left, block(ctx)...)
-	}
-	for _, ctx := range []Context{Tree, Hex, Conns, Findings, Ladder} {
-		right = append(right, block(ctx)...)
-	}
-	var b strings.Builder
-	for i := range max(len(left), len(right)) {
-		var l, r string
-		if i < len(left) {
-			l = left[i]
+		if head {
+			b.WriteString("\n")
 		}
-		if i < len(right) {
-			r = right[i]
-		}
-		b.WriteString(l + strings.Repeat(" ", max(colWidth-visibleLen(l), 1)) + r + "\n")
 	}
 	b.WriteString("[gray]Mouse: click a row or a field to select it, double-click to open; the wheel scrolls.[-]\n")
 	return b.String()
 }
 
-// colWidth is the width of the help screen's left column.
-const colWidth = 62
-
-// visibleLen counts the characters of s that are not style tags.
-func visibleLen(s string) int {
-	n, tag := 0, false
-	for _, c := range s {
-		switch {
-		case c == '[':
-			tag = true
-		case c == ']' && tag:
-			tag = false
-		case !tag:
-			n++
-		}
-	}
-	return n
-}
+// keyWidth is the width of the help screen's key column.
+const keyWidth = 16
 
 func (c *Controller) prompt(mode, label string) {
 	c.St.ShowScreen(model.ScreenMain)

@@ -16,11 +16,11 @@ func TestBindingsUnique(t *testing.T) {
 		}
 		for _, k := range b.Keys {
 			if prev, ok := seen[b.Context][k]; ok {
-				t.Errorf("%s bound twice in %s: %q and %q", k.name(), contextNames[b.Context], prev, b.Help)
+				t.Errorf("%s bound twice in %s: %q and %q", k.Name(), contextNames[b.Context], prev, b.Help)
 			}
 			if b.Context != Global {
 				if prev, ok := seen[Global][k]; ok {
-					t.Errorf("%s in %s hides the global %q", k.name(), contextNames[b.Context], prev)
+					t.Errorf("%s in %s hides the global %q", k.Name(), contextNames[b.Context], prev)
 				}
 			}
 			seen[b.Context][k] = b.Help

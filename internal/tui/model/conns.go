@@ -86,7 +86,12 @@ func MakeLadderRow(i int, r *flows.Record) LadderRow {
 		row.Label = r.Type.String()
 		return row
 	}
-	row.Label = m.Opcode.String() + " " + strconv.FormatUint(m.Length, 10) + " B"
+	row.Label = m.Opcode.String()
+	if m.Opcode != rdmap.OpReadRequest {
+		// A Read Request carries no payload: its size is the one it asks
+		// for (RFC 5040 §4.4), which Index.LadderRow adds.
+		row.Label += " " + strconv.FormatUint(m.Length, 10) + " B"
+	}
 	if m.Segments > 1 {
 		row.Label += " in " + strconv.Itoa(m.Segments) + " segments"
 	}
@@ -102,6 +107,46 @@ func MakeLadderRow(i int, r *flows.Record) LadderRow {
 		row.Label += " STag 0x" + strconv.FormatUint(uint64(m.STag), 16)
 	}
 	return row
+}
+
+// LadderRow formats message record rec for the ladder, as MakeLadderRow,
+// and labels an RDMA Read Request with the size it asks for ("size 4096",
+// RFC 5040 §4.4 RDMA Read Message Size, as the list shows it), read from
+// the FPDU that carried it.
+func (x *Index) LadderRow(rec int) LadderRow {
+	r := x.Record(rec)
+	row := MakeLadderRow(rec, r)
+	if row.Request {
+		if rr, ok := x.readRequest(r); ok {
+			row.Label += " size " + strconv.FormatUint(uint64(rr.Size), 10)
+		}
+	}
+	return row
+}
+
+// readRequest finds the Read Request header of message record r: the
+// FPDU of the same connection and direction in the message's frame that
+// is a Read Request with the message's MSN (RFC 5040 §5.2: Read Requests
+// travel untagged on queue 1).
+func (x *Index) readRequest(r *flows.Record) (rdmap.ReadRequest, bool) {
+	m := r.Message
+	if m == nil || m.Opcode != rdmap.OpReadRequest {
+		return rdmap.ReadRequest{}, false
+	}
+	for i := x.FirstAtFrame(m.FirstFrame); i < x.Len(); i++ {
+		e := x.Entry(i)
+		if e.Frame != m.FirstFrame {
+			break
+		}
+		if e.Type != flows.RecFPDU || int(e.Conn) != r.Conn || e.Dir != r.Dir {
+			continue
+		}
+		f := x.Record(i).FPDU
+		if f != nil && f.SegOK && f.Seg.Opcode == rdmap.OpReadRequest && !f.Seg.DDP.T && f.Seg.DDP.MSN == m.MSN {
+			return f.Seg.Read, true
+		}
+	}
+	return rdmap.ReadRequest{}, false
 }
 
 // NewLadder returns the list of RDMA messages of connection c, in frame

@@ -38,11 +38,18 @@ type HexLine struct {
 // shown by an earlier frame skipped), each part under a header naming the
 // frame, and the octets no frame holds as a gap line; octets get the
 // layout's classes and those in hi are highlighted. Without a layout it
-// shows each frame's TCP payload.
+// shows each frame's TCP payload, or the whole frame when it is not TCP.
 func BuildHex(l *Layout, frames []RawFrame, hi []Span) []HexLine {
 	var out []HexLine
 	if l == nil {
 		for _, f := range frames {
+			if !f.TCP && len(f.Data) > 0 {
+				// Not TCP (RoCE CM over UDP, SCTP): the whole frame.
+				out = append(out, HexLine{Header: "frame " + strconv.FormatUint(f.Frame, 10) + ": " +
+					strconv.Itoa(len(f.Data)) + " octets"})
+				out = appendCells(out, 0, f.Data, func(int) (Class, bool) { return ClassNone, false })
+				continue
+			}
 			if !f.TCP || len(f.Payload) == 0 {
 				out = append(out, HexLine{Header: "frame " + strconv.FormatUint(f.Frame, 10) + ": no TCP payload"})
 				continue

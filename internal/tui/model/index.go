@@ -166,13 +166,17 @@ func (x *Index) add(r *flows.Record) {
 	x.noteConn(r)
 }
 
-// attached returns the findings an MPA or FPDU record carries.
+// attached returns the findings an MPA, FPDU, CM or SCTP record carries.
 func attached(r *flows.Record) []dissect.Finding {
 	switch {
 	case r.Type == flows.RecMPA && r.MPA != nil:
 		return r.MPA.Findings
 	case r.Type == flows.RecFPDU && r.FPDU != nil:
 		return r.FPDU.Findings
+	case r.Type == flows.RecCM && r.CM != nil:
+		return r.CM.Findings
+	case (r.Type == flows.RecDDPSCTP || r.Type == flows.RecSCTPSession) && r.SCTP != nil:
+		return r.SCTP.Findings
 	}
 	return nil
 }

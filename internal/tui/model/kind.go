@@ -9,8 +9,9 @@ import (
 //go:generate go tool stringer -type=Kind -linecomment -output=kind_string.go
 
 // Kind classifies a record for colouring the list: connection setup (MPA
-// Request/Reply, RFC 5044 §7.1), the RDMAP message families of RFC 5040
-// §4.1 (Send, Write, Read), Terminate (RFC 5040 §4.8), findings, and the
+// Request/Reply, RFC 5044 §7.1; RoCE CM and SCTP session control), the
+// RDMAP message families of RFC 5040 §4.1 (Send, Write, Read), Terminate
+// (RFC 5040 §4.8), findings of error and of warning severity, and the
 // rest.
 type Kind uint8
 
@@ -24,47 +25,61 @@ const (
 	KindTerminate             // terminate
 	KindFinding               // finding
 	KindConn                  // conn
+	KindWarning               // warning
 )
 
-// KindOf classifies r. An FPDU whose CRC is bad, or that carries a finding
-// of error severity, is a finding; a Terminate stays a Terminate.
+// KindOf classifies r. A record whose CRC is bad, or that carries a
+// finding of error severity, is a finding; one with a warning (and no
+// error) a warning; a Terminate stays a Terminate. A DDP segment over
+// SCTP is classified by its RDMAP opcode, like an FPDU.
 func KindOf(r *flows.Record) Kind {
-	switch r.Type {
-	case flows.RecMPA:
-		if hasError(r.MPA.Findings) {
+	sev := Severity(r)
+	flag := func(k Kind, crcBad bool) Kind {
+		switch {
+		case k == KindTerminate:
+			return k
+		case crcBad || sev >= dissect.SeverityError:
 			return KindFinding
+		case sev == dissect.SeverityWarning:
+			return KindWarning
 		}
-		return KindMPA
+		return k
+	}
+	switch r.Type {
+	case flows.RecMPA, flows.RecCM, flows.RecSCTPSession:
+		return flag(KindMPA, r.Type == flows.RecCM && r.CM != nil && r.CM.ICRCStatus == flows.CRCBad)
 	case flows.RecFPDU:
 		f := r.FPDU
 		if !f.SegOK {
-			if f.CRCStatus == flows.CRCBad || hasError(f.Findings) {
-				return KindFinding
-			}
-			return KindOther
+			return flag(KindOther, f.CRCStatus == flows.CRCBad)
 		}
-		k := opcodeKind(f.Seg.Opcode)
-		if k != KindTerminate && (f.CRCStatus == flows.CRCBad || hasError(f.Findings)) {
-			return KindFinding
+		return flag(opcodeKind(f.Seg.Opcode), f.CRCStatus == flows.CRCBad)
+	case flows.RecDDPSCTP:
+		if r.SCTP == nil || !r.SCTP.SegOK {
+			return flag(KindOther, false)
 		}
-		return k
+		return flag(opcodeKind(r.SCTP.Seg.Opcode), false)
 	case flows.RecMessage:
 		return opcodeKind(r.Message.Opcode)
 	case flows.RecFinding:
-		return KindFinding
-	case flows.RecConn:
+		return flag(KindOther, false)
+	case flows.RecConn, flows.RecExtConn:
 		return KindConn
 	}
 	return KindOther
 }
 
-func hasError(fs []dissect.Finding) bool {
-	for _, f := range fs {
-		if f.Severity >= dissect.SeverityError {
-			return true
-		}
+// Severity returns the highest severity of the findings r carries (a
+// finding record: its own), 0 when it has none.
+func Severity(r *flows.Record) dissect.Severity {
+	var s dissect.Severity
+	if r.Type == flows.RecFinding && r.Finding != nil {
+		s = r.Finding.Severity
 	}
-	return false
+	for _, f := range attached(r) {
+		s = max(s, f.Severity)
+	}
+	return s
 }
 
 // opcodeKind maps an RDMAP opcode (RFC 5040 §4.1 Figure 4, RFC 7306) to

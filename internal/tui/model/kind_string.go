@@ -16,11 +16,12 @@ func _() {
 	_ = x[KindTerminate-5]
 	_ = x[KindFinding-6]
 	_ = x[KindConn-7]
+	_ = x[KindWarning-8]
 }
 
-const _Kind_name = "othermpasendwritereadterminatefindingconn"
+const _Kind_name = "othermpasendwritereadterminatefindingconnwarning"
 
-var _Kind_index = [...]uint8{0, 5, 8, 12, 17, 21, 30, 37, 41}
+var _Kind_index = [...]uint8{0, 5, 8, 12, 17, 21, 30, 37, 41, 48}
 
 func (i Kind) String() string {
 	idx := int(i) - 0

@@ -52,15 +52,26 @@ func (l *Layout) Class(w int) Class {
 
 // Spans returns the octets of the field at path, a registry name with list
 // indexes ("rdmap.read.sink_stag", "mpa.markers[1].fpduptr"). A path the
-// layout does not know falls back to its closest known parent; nil when
-// none is known.
+// layout does not know (a value derived from others, such as
+// "mpa.markers[0].seq", or a field the layout does not place) falls back
+// to its closest known parent; nil when none is known. A field the layout
+// knows to have no octets in this record (a pad of 0 octets) has none: it
+// does not fall back, see Lookup.
 func (l *Layout) Spans(path string) []Span {
+	s, _ := l.Lookup(path)
+	return s
+}
+
+// Lookup is Spans, and reports whether the layout placed path or one of
+// its parents at all: known with no spans means the field is empty in
+// this record ("0 octets"), unknown that the layout cannot tell.
+func (l *Layout) Lookup(path string) ([]Span, bool) {
 	for p := path; p != ""; p = parentPath(p) {
 		if s, ok := l.fields[p]; ok {
-			return s
+			return s, true
 		}
 	}
-	return nil
+	return nil, false
 }
 
 // parentPath drops the last component of a path: "a.b[2].c" -> "a.b[2]" ->
@@ -77,17 +88,19 @@ func parentPath(p string) string {
 	return ""
 }
 
+// set records the octets of the field at path. A field set with no
+// octets (an empty pad, a field cut off by the end of the record) is still
+// recorded, as empty, so that Spans does not mistake it for an unknown
+// field and light up its parent's octets.
 func (l *Layout) set(path string, s ...Span) {
-	out := s[:0:0]
+	out := l.fields[path]
 	for _, x := range s {
 		x.Start, x.End = max(x.Start, 0), min(x.End, l.Len)
 		if x.Start < x.End {
 			out = append(out, x)
 		}
 	}
-	if len(out) > 0 {
-		l.fields[path] = append(l.fields[path], out...)
-	}
+	l.fields[path] = out
 }
 
 // plain maps the marker-free octets [a, b) of an FPDU to wire spans,

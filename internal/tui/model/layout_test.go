@@ -130,3 +130,76 @@ func TestLayoutAgainstOctets(t *testing.T) {
 	}
 	t.Logf("%d FPDUs, %d CRCs, %d markers", checked, crcChecked, markers)
 }
+
+// TestLayoutEmptyField: a field the layout places with no octets (a pad of
+// 0 octets, PROTOCOL.md A.3: PAD is 0-3 octets between the ULPDU and the
+// CRC) has none and must not borrow its parent's (mpa: ULPDU_Length and
+// CRC); a non-empty pad has its own; a value the layout does not place
+// (a marker's sequence number, derived from its position) still falls
+// back to the octets of its parent, the 4-octet marker (RFC 5044 §5.1).
+func TestLayoutEmptyField(t *testing.T) {
+	tests := []struct {
+		name  string
+		file  string
+		frame uint64
+		nth   int // the nth FPDU of the frame, from 0
+		path  string
+		want  []model.Span // nil: none
+		same  string       // or: the same octets as this path
+	}{
+		// tshark: ULPDU length 46, FPDU 52 octets = 2 + 46 + 4 CRC, no
+		// iwarp_mpa.pad field.
+		{"empty pad", "siw/crc_v2_rping.pcap", 9, 0, "mpa.pad", nil, ""},
+		// tshark: iwarp_mpa.pad at frame offset 88, 2 octets; the FPDU
+		// (iwarp_mpa.fpdu) starts at 66.
+		{"pad of 2", "siw/basic_ib_read_bw_4096_v2_nocrc.pcap", 14, 0, "mpa.pad", []model.Span{{22, 24}}, ""},
+		// The second FPDU of frame 6 has one marker (iwarpdump -v:
+		// "Send ... MSN 2 ... markers 1").
+		{"derived value", "synth/marker-split-len.pcap", 6, 1, "mpa.markers[0].seq", nil, "mpa.markers[0]"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var l *model.Layout
+			n := 0
+			for _, r := range testutil.Decode(t, filepath.Join("../../../testdata", tc.file), flows.Options{}) {
+				if r.Type == flows.RecFPDU && r.Frame == tc.frame {
+					if n == tc.nth {
+						l = model.NewLayout(r)
+						break
+					}
+					n++
+				}
+			}
+			if l == nil {
+				t.Fatalf("no FPDU in frame %d", tc.frame)
+			}
+			got, known := l.Lookup(tc.path)
+			if !known {
+				t.Fatalf("%s: not known to the layout", tc.path)
+			}
+			want := tc.want
+			if tc.same != "" {
+				want = l.Spans(tc.same)
+				if n := spanLen(want); n != 4 {
+					t.Fatalf("%s: %d octets %v, want a 4-octet marker", tc.same, n, want)
+				}
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%s: spans %v, want %v", tc.path, got, want)
+			}
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("%s: spans %v, want %v", tc.path, got, want)
+				}
+			}
+		})
+	}
+}
+
+func spanLen(sp []model.Span) int {
+	n := 0
+	for _, s := range sp {
+		n += s.End - s.Start
+	}
+	return n
+}

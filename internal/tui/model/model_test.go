@@ -2,6 +2,7 @@ package model
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -261,5 +262,95 @@ func TestBuildHexFrames(t *testing.T) {
 	}
 	if lines[1].Off != 64 || !lines[1].Cells[0].Valid || lines[1].Cells[0].Class != ClassLength {
 		t.Errorf("first octet line %+v", lines[1])
+	}
+}
+
+// TestLadderReadSize: the ladder labels an RDMA Read Request with the
+// size it asks for, as iwarpdump's line for the same frame does ("size
+// 4096" in frame 33 of basic_ib_read_bw; "size 0" for the zero-length
+// RTR Read of p2p_rtr2_rping, PROTOCOL.md D.2), not with its payload (a
+// Read Request has none); other messages keep their length.
+func TestLadderReadSize(t *testing.T) {
+	tests := []struct {
+		file  string
+		frame uint64
+		op    string
+		want  string
+	}{
+		{"basic_ib_read_bw_4096_v2_nocrc.pcap", 33, "RDMA Read Request", "RDMA Read Request size 4096"},
+		{"basic_ib_read_bw_4096_v2_nocrc.pcap", 40, "RDMA Read Response", "RDMA Read Response 4096 B in 3 segments"},
+		{"p2p_rtr2_rping.pcap", 8, "RDMA Read Request", "RDMA Read Request size 0"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file+"/"+strconv.FormatUint(tc.frame, 10), func(t *testing.T) {
+			x := NewIndex()
+			x.Add(testutil.Decode(t, "../../../testdata/siw/"+tc.file, flows.Options{})...)
+			found := false
+			for i := range x.Len() {
+				r := x.Record(i)
+				if r.Type != flows.RecMessage || r.Message.FirstFrame != tc.frame || r.Message.Opcode.String() != tc.op {
+					continue
+				}
+				found = true
+				if got := x.LadderRow(i).Label; got != tc.want && !strings.HasPrefix(got, tc.want+" ") {
+					t.Errorf("label %q, want %q", got, tc.want)
+				}
+			}
+			if !found {
+				t.Fatalf("no %s message at frame %d", tc.op, tc.frame)
+			}
+		})
+	}
+}
+
+// TestSeverityMarks: a record with findings starts its Info with the mark
+// of its highest severity, so that the mark is never cut off, and a
+// warning gets its own kind (colour); errors stay findings (red) and a
+// Terminate stays a Terminate. Severities from iwarpdump's text for the
+// same frames: term_badwrite frame 8 "warning mpa.responder_first",
+// frame 11 "error rdmap.terminate" with two notes; basic_ib_read_bw
+// frame 14 "note mpa.pad_nonzero" alone; crc_v2_rping frame 9 none.
+func TestSeverityMarks(t *testing.T) {
+	tests := []struct {
+		file     string
+		frame    uint64
+		mark     string
+		kind     Kind
+		codeTail string
+	}{
+		{"term_badwrite.pcap", 8, "⚠ ", KindWarning, "[mpa.responder_first]"},
+		{"term_badwrite.pcap", 11, "✖ ", KindTerminate, "[rdmap.terminate +2]"},
+		{"basic_ib_read_bw_4096_v2_nocrc.pcap", 14, "✎ ", KindSend, "[mpa.pad_nonzero]"},
+		{"crc_v2_rping.pcap", 9, "", KindRead, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file+"/"+strconv.FormatUint(tc.frame, 10), func(t *testing.T) {
+			var row *Row
+			for i, r := range testutil.Decode(t, "../../../testdata/siw/"+tc.file, flows.Options{}) {
+				if r.Type == flows.RecFPDU && r.Frame == tc.frame {
+					rw := MakeRow(i, r)
+					row = &rw
+					break
+				}
+			}
+			if row == nil {
+				t.Fatalf("no FPDU in frame %d", tc.frame)
+			}
+			if tc.mark == "" {
+				for _, m := range []string{MarkError, MarkWarning, MarkNote} {
+					if strings.Contains(row.Info, m) {
+						t.Errorf("Info %q has a mark, the record has no finding", row.Info)
+					}
+				}
+			} else if !strings.HasPrefix(row.Info, tc.mark) {
+				t.Errorf("Info %q does not start with %q", row.Info, tc.mark)
+			}
+			if !strings.HasSuffix(row.Info, tc.codeTail) {
+				t.Errorf("Info %q does not end with %q", row.Info, tc.codeTail)
+			}
+			if row.Kind != tc.kind {
+				t.Errorf("kind %v, want %v", row.Kind, tc.kind)
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 
+	"github.com/iwarpkit/iwarpkit/dissect"
 	"github.com/iwarpkit/iwarpkit/flows"
 	"github.com/iwarpkit/iwarpkit/format"
 )
@@ -66,10 +67,38 @@ func Protocol(r *flows.Record) string {
 	return r.Type.String()
 }
 
+// Severity marks lead the Info column of a record with findings, so that
+// they are seen however narrow the column and without colour: one glyph
+// per severity (Wireshark's expert info levels).
+const (
+	MarkError   = "✖"
+	MarkWarning = "⚠"
+	MarkNote    = "✎"
+)
+
+// SeverityMark returns the mark of severity s followed by a space, ""
+// for none.
+func SeverityMark(s dissect.Severity) string {
+	switch {
+	case s >= dissect.SeverityError:
+		return MarkError + " "
+	case s == dissect.SeverityWarning:
+		return MarkWarning + " "
+	case s == dissect.SeverityNote:
+		return MarkNote + " "
+	}
+	return ""
+}
+
 // Summary returns the record's line as iwarpdump prints it, without the
-// frame, time and endpoints ("RDMA Read Request sink STag ..."), followed
-// by the code of its first attached finding, if any.
+// frame, time and endpoints ("RDMA Read Request sink STag ..."), led by
+// the mark of its highest finding severity (SeverityMark) and followed by
+// the code of its first attached finding, if any.
 func Summary(r *flows.Record) string {
+	return SeverityMark(Severity(r)) + summary(r)
+}
+
+func summary(r *flows.Record) string {
 	line := format.AppendText(nil, r, format.TextOptions{})
 	if i := bytes.IndexByte(line, '\n'); i >= 0 {
 		line = line[:i]
@@ -89,10 +118,11 @@ func Summary(r *flows.Record) string {
 	}
 	s := string(rest)
 	if fs := attached(r); len(fs) > 0 {
-		s += "  ⚠ " + fs[0].Code
+		s += "  [" + fs[0].Code
 		if len(fs) > 1 {
 			s += " +" + strconv.Itoa(len(fs)-1)
 		}
+		s += "]"
 	}
 	return s
 }

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -124,6 +126,13 @@ func framesOf(r *flows.Record) []uint64 {
 			return r.Finding.Frames[:min(len(r.Finding.Frames), 4)]
 		}
 		return []uint64{r.Frame}
+	case r.Type == flows.RecCM:
+		return []uint64{r.Frame}
+	case (r.Type == flows.RecDDPSCTP || r.Type == flows.RecSCTPSession) && r.SCTP != nil:
+		if len(r.SCTP.Frames) > 0 {
+			return r.SCTP.Frames[:min(len(r.SCTP.Frames), 4)]
+		}
+		return []uint64{r.Frame}
 	}
 	return nil
 }
@@ -139,12 +148,18 @@ func (s *State) HexNote() string {
 	case r.Type == flows.RecMessage && r.Message != nil:
 		return "an RDMA message has no octets of its own: its segments are the FPDUs of frames " +
 			strconv.FormatUint(r.Message.FirstFrame, 10) + "-" + strconv.FormatUint(r.Message.LastFrame, 10)
-	case r.Type == flows.RecConn:
+	case r.Type == flows.RecConn || r.Type == flows.RecExtConn:
 		return "a connection summary has no octets of its own"
 	case s.Frames == nil:
 		return "octets not available"
 	case s.rawErr != nil:
 		return "octets not available: " + s.rawErr.Error()
+	case r.Type == flows.RecCM:
+		return "a RoCE CM message (over UDP): its whole frame; the fields are not placed in it"
+	case r.Type == flows.RecDDPSCTP:
+		return "a DDP segment over SCTP: its whole frames; the fields are not placed in them"
+	case r.Type == flows.RecSCTPSession:
+		return "an SCTP session control message: its whole frames; the fields are not placed in them"
 	}
 	return ""
 }
@@ -161,12 +176,14 @@ func (s *State) rebuildHex() {
 	s.Hex = BuildHex(s.layout, s.raw, hi)
 }
 
-// Highlight returns the octets of the current tree node.
-func (s *State) Highlight() []Span {
+// Highlight returns the octets of the current tree node, and whether the
+// layout knows them: known with no spans is a field that has no octets
+// in this record (a pad of 0 octets).
+func (s *State) Highlight() ([]Span, bool) {
 	if n := s.Tree.Current(); n != nil && s.layout != nil {
-		return s.layout.Spans(n.Path)
+		return s.layout.Lookup(n.Path)
 	}
-	return nil
+	return nil, false
 }
 
 // MoveList moves the list selection by delta rows.
@@ -348,13 +365,33 @@ func (s *State) JumpFromLadder() {
 	}
 }
 
-// GotoFrame selects the first row of frame f.
+// GotoFrame selects the first row of frame f or, when f has none, the
+// next row after it. The status line says which: the frame, the next
+// frame selected, or why nothing moved (no records, f past the last
+// frame, no row at or after f).
 func (s *State) GotoFrame(f uint64) {
 	s.Screen = ScreenMain
-	if s.List.GotoFrame(f) {
-		s.Message = "frame " + strconv.FormatUint(f, 10)
-	} else {
-		s.Message = "no row for frame " + strconv.FormatUint(f, 10) + ": the next one is selected"
+	p := s.X.Progress()
+	n := strconv.FormatUint(f, 10)
+	soFar := ""
+	if !p.Done {
+		soFar = " so far"
+	}
+	switch {
+	case s.X.Len() == 0:
+		s.Message = "no records" + soFar
+	case p.Frames > 0 && f > p.Frames:
+		s.Message = "frame " + n + " is past the last frame" + soFar + " (" + strconv.FormatUint(p.Frames, 10) + ")"
+	case s.X.FirstAtFrame(f) >= s.X.Len():
+		s.Message = "no record in frame " + n + " or after it" + soFar
+	case s.List.GotoFrame(f):
+		s.Message = "frame " + n
+	default:
+		if rec := s.List.SelectedRecord(); rec >= 0 && s.X.Entry(rec).Frame > f {
+			s.Message = "no row for frame " + n + ": the next one, frame " + strconv.FormatUint(s.X.Entry(rec).Frame, 10) + ", is selected"
+		} else {
+			s.Message = "no row for frame " + n + " or after it (filtered out)"
+		}
 	}
 	s.refreshDetail()
 }
@@ -433,7 +470,27 @@ func (s *State) StatusLine() string {
 	}
 	if s.Message != "" {
 		b.WriteString(" │ " + s.Message)
+	} else if d := s.Damage(); d != "" {
+		// First, where a narrow screen does not cut it off.
+		return d + " │ " + b.String() + " │ ? help"
 	}
 	b.WriteString(" │ ? help")
 	return b.String()
+}
+
+// Damage says why indexing stopped before the end of the capture (a
+// truncated or corrupt file), as iwarpdump reports it but for the file's
+// name, and how many frames were read; "" while indexing or when the file
+// was read to its end. The status line leads with it whenever no other
+// message is up.
+func (s *State) Damage() string {
+	p := s.X.Progress()
+	if !p.Done || p.Err == nil || errors.Is(p.Err, context.Canceled) {
+		return ""
+	}
+	msg := p.Err.Error()
+	if i := strings.Index(msg, s.Name+": "); i >= 0 && s.Name != "" {
+		msg = msg[i+len(s.Name)+2:] // the title names the file
+	}
+	return "damaged: " + Safe(msg) + "; " + strconv.FormatUint(p.Frames, 10) + " frames read"
 }

@@ -16,6 +16,7 @@ var KindColor = map[model.Kind]tcell.Color{
 	model.KindTerminate: tcell.ColorWhite,
 	model.KindFinding:   tcell.ColorRed,
 	model.KindConn:      tcell.ColorGray,
+	model.KindWarning:   tcell.ColorOrange,
 }
 
 // kindStyle returns the style of a list row of kind k: its colour, and for

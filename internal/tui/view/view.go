@@ -20,9 +20,48 @@ const (
 	EditSearch = "search"
 )
 
-// hexWidth is the hex pane's width: a 4-digit offset, 16 octets in two
-// groups, their ASCII, and the border.
-const hexWidth = 4 + 2 + 16*3 + 1 + 1 + 16 + 2
+// hexWidth is the hex pane's width for per octets a line: a 4-digit
+// offset, the octets (16 in two groups of 8), their ASCII, and the border.
+func hexWidth(per int) int {
+	w := 4 + 2 + per*3 + 1 + per + 2
+	if per == 16 {
+		w++ // the gap between the groups
+	}
+	return w
+}
+
+// Layout limits: below narrowWidth columns the list narrows its columns
+// (and below noTimeWidth drops Time, which the tree still shows as ts);
+// the octets pane takes 16, 8 or 4 octets a line, the most that leave the
+// detail tree minTree columns.
+const (
+	narrowWidth = 120
+	noTimeWidth = 100
+	minTree     = 30
+)
+
+// listLayout returns the list's columns (indexes into model.Columns) and
+// their widths (0: the rest) for a screen w columns wide.
+func listLayout(w int) (cols, widths []int) {
+	switch {
+	case w == 0 || w >= narrowWidth:
+		return []int{0, 1, 2, 3, 4, 5}, []int{7, 15, 21, 21, 9, 0}
+	case w >= noTimeWidth:
+		return []int{0, 1, 2, 3, 4, 5}, []int{6, 15, 17, 17, 9, 0}
+	}
+	return []int{0, 2, 3, 4, 5}, []int{6, 15, 15, 9, 0}
+}
+
+// hexPerLine returns how many octets a line the octets pane shows on a
+// screen w columns wide.
+func hexPerLine(w int) int {
+	for _, per := range []int{16, 8} {
+		if w == 0 || w-hexWidth(per) >= minTree {
+			return per
+		}
+	}
+	return 4
+}
 
 // View is the set of primitives iwarptui draws and the model state they
 // show.
@@ -55,6 +94,12 @@ type View struct {
 	// EditSearch) or EditNone.
 	Editing string
 
+	top        *tview.Flex // the title and the progress bar
+	width      int         // the screen's width the layout was made for
+	cols       []int       // the list's columns (indexes into model.Columns)
+	colWidths  []int
+	hexPer     int // octets a line in the octets pane
+	progWidth  int
 	hexKey     string
 	filterRows int
 	conns      []model.ConnInfo
@@ -65,7 +110,7 @@ func New(app *tview.Application, st *model.State) *View {
 	v := &View{St: st, App: app}
 	v.Title = tview.NewTextView().SetDynamicColors(true)
 	v.Prog = tview.NewTextView().SetDynamicColors(true).SetTextAlign(tview.AlignRight)
-	top := tview.NewFlex().AddItem(v.Title, 0, 1, false).AddItem(v.Prog, 36, 0, false)
+	v.top = tview.NewFlex().AddItem(v.Title, 0, 1, false).AddItem(v.Prog, 0, 0, false)
 
 	v.Filter = tview.NewInputField().SetLabel("Filter: ").SetPlaceholder("display filter (/ to edit), e.g. rdmap.opcode == 1 || mpa.crc_status == \"bad\"")
 	v.Filter.SetFieldBackgroundColor(tcell.ColorBlack).SetLabelColor(tcell.ColorSilver).
@@ -80,7 +125,16 @@ func New(app *tview.Application, st *model.State) *View {
 	v.Hex = tview.NewTextView().SetDynamicColors(true).SetWrap(false)
 	v.Hex.SetBorder(true).SetTitle(" Octets ").SetTitleAlign(tview.AlignLeft)
 	left := tview.NewFlex().SetDirection(tview.FlexRow).AddItem(v.Tree, 0, 1, false).AddItem(v.Desc, 1, 0, false)
-	v.detail = tview.NewFlex().AddItem(left, 0, 1, false).AddItem(v.Hex, hexWidth, 0, false)
+	v.detail = tview.NewFlex().AddItem(left, 0, 1, false).AddItem(v.Hex, hexWidth(16), 0, false)
+	v.cols, v.colWidths = listLayout(0)
+	v.hexPer = 16
+	if app != nil {
+		app.SetBeforeDrawFunc(func(scr tcell.Screen) bool {
+			w, _ := scr.Size()
+			v.fit(w)
+			return false
+		})
+	}
 
 	v.main = tview.NewFlex().SetDirection(tview.FlexRow).
 		AddItem(v.Filter, 1, 0, false).
@@ -106,7 +160,7 @@ func New(app *tview.Application, st *model.State) *View {
 	v.Bottom = tview.NewPages().AddPage("status", v.Status, true, true).AddPage("prompt", v.Prompt, true, false)
 
 	v.frame = tview.NewFlex().SetDirection(tview.FlexRow).
-		AddItem(top, 1, 0, false).
+		AddItem(v.top, 1, 0, false).
 		AddItem(v.Content, 0, 1, true).
 		AddItem(v.Bottom, 1, 0, false)
 
@@ -121,8 +175,47 @@ func New(app *tview.Application, st *model.State) *View {
 	return v
 }
 
+// fit adapts the layout to a screen w columns wide (see listLayout and
+// hexPerLine), so that at 80 columns the Info column and the detail tree
+// keep a usable width.
+func (v *View) fit(w int) {
+	if w == v.width {
+		return
+	}
+	v.width = w
+	v.cols, v.colWidths = listLayout(w)
+	if per := hexPerLine(w); per != v.hexPer {
+		v.hexPer = per
+		v.detail.ResizeItem(v.Hex, hexWidth(per), 0)
+		v.hexKey = "" // rebuild its lines
+		v.renderHex()
+	}
+	v.renderProgress()
+}
+
 // SetHelp sets the text of the help screen.
 func (v *View) SetHelp(text string) { v.Help.SetText(text) }
+
+// ScrollHelp scrolls the help screen by delta lines (the text view stops
+// at its last line when it is drawn).
+func (v *View) ScrollHelp(delta int) {
+	row, _ := v.Help.GetScrollOffset()
+	switch {
+	case delta >= 1<<20:
+		v.Help.ScrollToEnd()
+	case row+delta <= 0:
+		v.Help.ScrollToBeginning()
+	default:
+		v.Help.ScrollTo(row+delta, 0)
+	}
+}
+
+// HelpRows returns how many lines of the help are on screen, for PgUp
+// and PgDn.
+func (v *View) HelpRows() int {
+	_, _, _, h := v.Help.GetInnerRect()
+	return max(h-1, 1)
+}
 
 // Table returns the table of the current screen (the record list on the
 // main screen).
@@ -149,7 +242,7 @@ func (v *View) PageRows() int {
 func (v *View) Render() {
 	st := v.St
 	v.Title.SetText("[::b]" + tview.Escape(st.Title()))
-	v.Prog.SetText(progressBar(st.X.Progress(), 20))
+	v.renderProgress()
 	v.renderFilter()
 	v.renderList()
 	v.renderTree()
@@ -216,6 +309,22 @@ func (v *View) focus() {
 	}
 	if v.App.GetFocus() != p {
 		v.App.SetFocus(p)
+	}
+}
+
+// renderProgress draws the progress bar, 20 cells wide (10 on a narrow
+// screen), and sizes its place to it so that the percentage is never cut
+// and the title keeps the rest.
+func (v *View) renderProgress() {
+	bar := 20
+	if w := v.width; w > 0 && w < narrowWidth {
+		bar = 10
+	}
+	text := progressBar(v.St.X.Progress(), bar)
+	v.Prog.SetText(text)
+	if n := tview.TaggedStringWidth(text) + 1; n != v.progWidth {
+		v.progWidth = n
+		v.top.ResizeItem(v.Prog, n, 0)
 	}
 }
 
@@ -319,7 +428,7 @@ func (v *View) renderTree() {
 		if n.Ref != "" {
 			d += " [gray](" + tview.Escape(n.Ref) + ")[-]"
 		}
-		if sp := v.St.Highlight(); len(sp) > 0 {
+		if sp, known := v.St.Highlight(); known {
 			d += " [yellow]" + spanText(sp) + "[-]"
 		}
 		v.Desc.SetText(d)
@@ -328,8 +437,12 @@ func (v *View) renderTree() {
 	}
 }
 
-// spanText names octet spans: "octets 20-23", "octets 0-1, 60-61".
+// spanText names octet spans: "octets 20-23", "octets 0-1, 60-61", and
+// "0 octets" for none.
 func spanText(sp []model.Span) string {
+	if len(sp) == 0 {
+		return "0 octets"
+	}
 	var parts []string
 	for i, s := range sp {
 		if i == 3 {
@@ -371,16 +484,21 @@ func (v *View) renderHex() {
 			lines++
 			continue
 		}
-		if first < 0 {
-			for _, c := range l.Cells {
-				if c.Hi {
+		for part := 0; part < 16; part += v.hexPer {
+			cells := l.Cells[part : part+v.hexPer]
+			valid := false
+			for _, c := range cells {
+				valid = valid || c.Valid
+				if c.Hi && first < 0 {
 					first = lines
-					break
 				}
 			}
+			if !valid && v.hexPer < 16 {
+				continue // a blank part of the line
+			}
+			writeHexLine(&b, l.Off+part, cells)
+			lines++
 		}
-		writeHexLine(&b, &l)
-		lines++
 	}
 	if len(st.Hex) > 0 && st.Layout() != nil {
 		b.WriteString(Legend + "\n")
@@ -393,11 +511,13 @@ func (v *View) renderHex() {
 	}
 }
 
-// writeHexLine writes one line of 16 octets: offset, hex in two groups of
-// eight, ASCII, each octet in its class's colours.
-func writeHexLine(b *strings.Builder, l *model.HexLine) {
+// writeHexLine writes one line of octets (16, in two groups of eight, or
+// fewer in one group) at frame offset o: offset, hex, ASCII, each octet in
+// its class's colours.
+func writeHexLine(b *strings.Builder, o int, cells []model.HexCell) {
 	const digits = "0123456789abcdef"
-	off := strconv.FormatInt(int64(l.Off), 16)
+	n := len(cells)
+	off := strconv.FormatInt(int64(o), 16)
 	b.WriteString("[gray:black]" + strings.Repeat("0", max(4-len(off), 0)) + off + "  ")
 	cur := "[gray:black]"
 	tag := func(c model.HexCell) string {
@@ -411,8 +531,8 @@ func writeHexLine(b *strings.Builder, l *model.HexLine) {
 		}
 		return classTag[c.Class]
 	}
-	for i, c := range l.Cells {
-		if i == 8 {
+	for i, c := range cells {
+		if i == 8 && n == 16 {
 			if cur != "[gray:black]" {
 				b.WriteString("[gray:black]")
 				cur = "[gray:black]"
@@ -432,7 +552,7 @@ func writeHexLine(b *strings.Builder, l *model.HexLine) {
 		}
 		// The space after an octet keeps its colour when the next octet
 		// has the same one, so that a field reads as one block.
-		if i < 15 && i != 7 && c.Valid && tag(l.Cells[i+1]) == t && l.Cells[i+1].Valid {
+		if i < n-1 && (i != 7 || n != 16) && c.Valid && tag(cells[i+1]) == t && cells[i+1].Valid {
 			b.WriteByte(' ')
 		} else {
 			b.WriteString("[gray:black] ")
@@ -440,7 +560,7 @@ func writeHexLine(b *strings.Builder, l *model.HexLine) {
 		}
 	}
 	b.WriteString(" ")
-	for _, c := range l.Cells {
+	for _, c := range cells {
 		t := tag(c)
 		if t != cur {
 			b.WriteString(t)
@@ -465,25 +585,25 @@ type listContent struct {
 	v *View
 }
 
-// Column widths of the list (the Info column takes the rest).
-var listWidths = [...]int{7, 15, 21, 21, 9, 0}
-
 func (c *listContent) GetRowCount() int    { return c.v.St.List.Len() + 1 }
-func (c *listContent) GetColumnCount() int { return len(model.Columns) }
+func (c *listContent) GetColumnCount() int { return len(c.v.cols) }
 
-func (c *listContent) GetCell(row, col int) *tview.TableCell {
-	if col < 0 || col >= len(model.Columns) {
+// GetCell serves column i of the layout (View.cols): model column col,
+// cut to its width (the Info column takes the rest).
+func (c *listContent) GetCell(row, i int) *tview.TableCell {
+	if i < 0 || i >= len(c.v.cols) {
 		return nil
 	}
+	col, w := c.v.cols[i], c.v.colWidths[i]
 	if row == 0 {
-		return pad(tview.NewTableCell(model.Columns[col]), listWidths[col], col == 0).
+		return pad(tview.NewTableCell(model.Columns[col]), w, col == 0).
 			SetStyle(tcell.StyleDefault.Bold(true).Foreground(tcell.ColorWhite)).SetSelectable(false)
 	}
 	r := c.v.St.List.Row(row - 1)
 	if r.Rec < 0 {
 		return nil
 	}
-	return pad(tview.NewTableCell(tview.Escape(r.Cell(col))), listWidths[col], col == 0).SetStyle(kindStyle(r.Kind))
+	return pad(tview.NewTableCell(tview.Escape(r.Cell(col))), w, col == 0).SetStyle(kindStyle(r.Kind))
 }
 
 // pad fixes a cell's width (0: expand to fill the table).
@@ -594,6 +714,8 @@ func (c *ladderContent) GetCell(row, col int) *tview.TableCell {
 			return pad(tview.NewTableCell("Time"), 15, false).SetStyle(head).SetSelectable(false)
 		case 2:
 			a, b := c.v.ladderEnds()
+			half := (ladderWidth - 1) / 2
+			a, b = clip(a, half), clip(b, half)
 			gap := max(ladderWidth-utf8.RuneCountInString(a)-utf8.RuneCountInString(b), 1)
 			return tview.NewTableCell(tview.Escape(a + strings.Repeat(" ", gap) + b)).SetStyle(head).SetSelectable(false)
 		case 3:
@@ -605,7 +727,7 @@ func (c *ladderContent) GetCell(row, col int) *tview.TableCell {
 		return nil
 	}
 	rec := st.Ladder.Record(row - 1)
-	lr := model.MakeLadderRow(rec, st.X.Record(rec))
+	lr := st.X.LadderRow(rec)
 	style := kindStyle(lr.Kind)
 	switch col {
 	case 0:
@@ -636,10 +758,12 @@ func (v *View) ladderEnds() (string, string) {
 	return "", ""
 }
 
-// arrow draws a message between the two sides: initiator to responder
-// left to right.
+// arrow draws a message between the two sides, initiator to responder
+// left to right, in exactly w cells (w >= 8): a label too long for the
+// ladder is cut short with "…" so that the right-hand lifeline stays
+// straight.
 func arrow(label string, d flows.Dir, w int) string {
-	label = " " + label + " "
+	label = " " + clip(label, w-8) + " "
 	n := max(w-4-utf8.RuneCountInString(label), 2)
 	switch d {
 	case flows.DirI2R:
@@ -648,4 +772,15 @@ func arrow(label string, d flows.Dir, w int) string {
 		return "├◀" + strings.Repeat("─", n) + label + "─┤"
 	}
 	return "├─" + label + strings.Repeat("─", n) + "─┤"
+}
+
+// clip cuts s to at most n runes, the last one "…" when it was longer.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	if n <= 0 {
+		return ""
+	}
+	return string([]rune(s)[:n-1]) + "…"
 }
