@@ -313,6 +313,9 @@ func (c *conn) checkFirstFPDU(d *direction, rec *Record) {
 	case rdmap.OpReadRequest:
 		typ = mpa.RTRRead
 		zero = seg.Read.Size == 0
+		if zero {
+			c.rtrFrame = rec.Frame
+		}
 	}
 	allowed := c.rep.RTR
 	switch {

@@ -39,6 +39,7 @@ type conn struct {
 
 	req, rep       *MPARecord
 	reqFrame       uint64
+	rtrFrame       uint64 // the initiator's zero-length RDMA Read sent as its RTR (RFC 6581 §4)
 	rejected       bool
 	crc            bool
 	negotiated     bool

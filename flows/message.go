@@ -258,6 +258,7 @@ func (m *messages) complete(d *direction, s *msgState, seg *rdmap.Segment) {
 			if pr.requester != d.side && pr.sinkSTag == s.rec.STag {
 				s.rec.RequestFrame = pr.frame
 				s.rec.Latency = s.lastTS.Sub(pr.ts)
+				s.rec.RTR = pr.frame == c.rtrFrame
 				hit = pr
 				matched = &hit
 				c.reads.remove(i)

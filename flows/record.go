@@ -191,6 +191,10 @@ type MessageRecord struct {
 	// time between the two; RequestFrame is 0 when the request was not seen.
 	RequestFrame uint64
 	Latency      time.Duration
+	// RTR: the Read Request answered is the zero-length RDMA Read a
+	// peer-to-peer setup sends as its RTR (RFC 6581 §4): its latency is
+	// the peer's connection set-up, not a data transfer's.
+	RTR bool
 }
 
 // ConnSummary describes a connection when it closes or the capture ends.

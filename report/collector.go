@@ -192,12 +192,12 @@ type Collector struct {
 	messages int
 	allCounts
 	lat latHist
-	// zeroReads counts the zero-length RDMA Reads matched to their
-	// request, which the latency table leaves out.
-	zeroReads int
-	tl        timeline
-	span      span // of all records, once allSpan; see total
-	allSpan   bool
+	// rtrReads counts the RTR Reads (flows.MessageRecord.RTR) matched
+	// to their request, which the latency table leaves out.
+	rtrReads int
+	tl       timeline
+	span     span // of all records, once allSpan; see total
+	allSpan  bool
 
 	finds     map[findKey]*findAgg
 	codes     map[string]*codeInfo
@@ -287,11 +287,11 @@ func (c *Collector) Add(r *flows.Record) {
 		c.messages++
 		cs.messages++
 		if m := r.Message; m != nil && m.RequestFrame != 0 {
-			if m.Length == 0 {
-				// A zero-length Read moves no data: most often the
-				// RTR of a peer-to-peer setup (RFC 6581 §3), whose
-				// latency is the peer's connection set-up.
-				c.zeroReads++
+			if m.RTR {
+				// The zero-length Read of a peer-to-peer setup's RTR
+				// (RFC 6581 §4): its latency is the peer's connection
+				// set-up, not a transfer's.
+				c.rtrReads++
 			} else {
 				c.latency(cs, m.Latency)
 			}

@@ -302,7 +302,7 @@ func findingRec(conn int, frame uint64, sev dissect.Severity, code, msg string) 
 
 func readRec(conn int, frame, reqFrame uint64, lat time.Duration) *flows.Record {
 	return &flows.Record{Type: flows.RecMessage, Frame: frame, TS: t0, Conn: conn, Src: epB, Dst: epA, Dir: flows.DirR2I,
-		Message: &flows.MessageRecord{Opcode: rdmap.OpReadResponse, Length: 64, RequestFrame: reqFrame, Latency: lat}}
+		Message: &flows.MessageRecord{Opcode: rdmap.OpReadResponse, RequestFrame: reqFrame, Latency: lat}}
 }
 
 func TestWorst(t *testing.T) {

@@ -38,7 +38,7 @@ func fuzzRecords(data []byte) []*flows.Record {
 			r.FPDU = &flows.FPDURecord{Len: n, SegOK: h[3]&0x80 == 0, PayloadLen: n / 2, CRCStatus: flows.CRCStatus(h[3] >> 5 & 3)}
 			r.FPDU.Seg.Opcode = rdmap.Opcode(h[3] & 0x1f)
 		case flows.RecMessage:
-			r.Message = &flows.MessageRecord{Opcode: rdmap.OpReadResponse, RequestFrame: uint64(h[3] & 1), Length: uint64(h[3] >> 1 & 1), Latency: time.Duration(int16(n)) * time.Microsecond}
+			r.Message = &flows.MessageRecord{Opcode: rdmap.OpReadResponse, RequestFrame: uint64(h[3] & 1), RTR: h[3]&2 != 0, Latency: time.Duration(int16(n)) * time.Microsecond}
 		case flows.RecFinding:
 			k := min(int(h[3]&0x3f), len(data))
 			text := string(data[:k])

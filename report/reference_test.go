@@ -71,7 +71,7 @@ func (c *refCollector) add(r *flows.Record) {
 			c.tl.add(r.TS, r.Dir, uint64(max(r.FPDU.Len, 0)))
 		}
 	case flows.RecMessage:
-		if m := r.Message; m != nil && m.RequestFrame != 0 && m.Length != 0 {
+		if m := r.Message; m != nil && m.RequestFrame != 0 && !m.RTR {
 			c.lat.refAdd(m.Latency)
 			if cs.lat == nil {
 				cs.lat = new(latHist)

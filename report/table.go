@@ -452,8 +452,8 @@ func (c *Collector) WriteLatency(w io.Writer) error {
 		right: []bool{true, true, true, true, true, true, true, true},
 		notes: append([]string{"percentiles within 1% (log-bucket histogram); min, max and mean exact"}, c.untrackedNote()...),
 	}
-	if c.zeroReads > 0 {
-		t.notes = append(t.notes, itoa(c.zeroReads)+" zero-length Reads (such as the RTR of a peer-to-peer setup, RFC 6581) are not counted")
+	if c.rtrReads > 0 {
+		t.notes = append(t.notes, itoa(c.rtrReads)+" zero-length Reads sent as the RTR of a peer-to-peer setup (RFC 6581) are not counted")
 	}
 	for _, r := range c.latRows() {
 		if r.Count == 0 {
