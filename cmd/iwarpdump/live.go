@@ -51,7 +51,7 @@ func addLiveFlags(fs *flag.FlagSet) *liveFlags {
 	fs.IntVar(&l.bufferKiB, "B", 0, "capture buffer (kernel ring) size in `KiB` (default 2048, as tcpdump)")
 	fs.BoolVar(&l.noPromisc, "p", false, "do not put the interface in promiscuous mode")
 	fs.BoolVar(&l.lineBuf, "l", false, "line-buffered output: write each record as soon as it is decoded")
-	fs.StringVar(&l.write, "w", "", "also write the captured packets to `FILE` (pcapng; --pcap for classic pcap), decoding them as well")
+	fs.StringVar(&l.write, "w", "", "also write the captured packets to `FILE` (pcapng; --pcap for classic pcap), decoding them as well: every packet read, as tcpdump -w (-Y selects the records printed, not the packets written)")
 	fs.BoolVar(&l.pcap, "pcap", false, "write -w files in the classic pcap format instead of pcapng")
 	fs.BoolVar(&l.nano, "nano", false, "with --pcap: nanosecond timestamps (tcpdump --time-stamp-precision=nano)")
 	fs.StringVar(&l.fileSize, "C", "", "with -w: start a new file when the current one exceeds `SIZE` million octets (suffix k, m or g for KiB, MiB, GiB), as tcpdump -C")
