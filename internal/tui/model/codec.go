@@ -149,6 +149,7 @@ func (c *codec) encode(b []byte, r *flows.Record) []byte {
 		b = putU(b, uint64(m.MSN))
 		b = putU(b, m.RequestFrame)
 		b = putI(b, int64(m.Latency))
+		b = putBool(b, m.RTR)
 	case flows.RecFinding:
 		if r.Finding == nil {
 			b = append(b, 0)
@@ -384,6 +385,7 @@ func (c *codec) decode(b []byte) (*flows.Record, bool) {
 		m.MSN = uint32(rd.u())
 		m.RequestFrame = rd.u()
 		m.Latency = time.Duration(rd.i())
+		m.RTR = rd.bool()
 		rec.Message = m
 	case flows.RecFinding:
 		f := dissect.Finding{}
