@@ -470,11 +470,7 @@ func TestPadOctets(t *testing.T) {
 	h = open(t, readBW)
 	h.keys("g14{Enter}{Enter}")
 	h.treeTo("mpa.pad")
-	offs, vals := h.highlighted()
-	f := tsharkField(t, readBW, 14, "iwarp_mpa.pad")
-	if len(offs) != f.Size || len(offs) == 0 || offs[0] != f.Pos || hexString(vals) != f.Value {
-		t.Errorf("pad highlights %v (%x), tshark: pos %d size %d value %s", offs, vals, f.Pos, f.Size, f.Value)
-	}
+	h.sameAsTshark(readBW, 14, "iwarp_mpa.pad")
 }
 
 // emptyPcap writes a pcap file with its 24-octet global header (libpcap
@@ -628,10 +624,17 @@ func TestNarrowLayout(t *testing.T) {
 	}
 	h.keys("g13{Enter}{Enter}")
 	h.treeTo("ddp.stag")
+	h.sameAsTshark(rping, 13, "iwarp_ddp.stag")
+}
+
+// sameAsTshark checks that the octets lit up are those tshark gives for
+// field name of frame in the capture at path.
+func (h *harness) sameAsTshark(path string, frame int, name string) {
+	h.t.Helper()
 	offs, vals := h.highlighted()
-	f := tsharkField(t, rping, 13, "iwarp_ddp.stag")
+	f := tsharkField(h.t, path, frame, name)
 	if len(offs) != f.Size || len(offs) == 0 || offs[0] != f.Pos || hexString(vals) != f.Value {
-		t.Errorf("ddp.stag highlights %v (%x), tshark: pos %d size %d value %s", offs, vals, f.Pos, f.Size, f.Value)
+		h.t.Errorf("%s highlights %v (%x), tshark: pos %d size %d value %s", name, offs, vals, f.Pos, f.Size, f.Value)
 	}
 }
 
