@@ -828,6 +828,7 @@ func (d *Decoder) sctpGather(a *assoc, si int, r *Record) {
 	}
 	a.sum.Messages++
 	mr := m.m
+	mr.SCTP = true
 	out := mkRecord(RecMessage, mr.FirstFrame, m.ts)
 	out.Conn, out.Src, out.Dst, out.Dir, out.Message = a.id, r.Src, r.Dst, r.Dir, &mr
 	d.push(out)

@@ -195,6 +195,10 @@ type MessageRecord struct {
 	// peer-to-peer setup sends as its RTR (RFC 6581 §4): its latency is
 	// the peer's connection set-up, not a data transfer's.
 	RTR bool
+	// SCTP: the message came over an SCTP association (DDP over SCTP,
+	// RFC 5043), not over MPA and TCP. Not a JSON key: the connection's
+	// conn record names the transport.
+	SCTP bool
 }
 
 // ConnSummary describes a connection when it closes or the capture ends.

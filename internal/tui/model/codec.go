@@ -150,6 +150,7 @@ func (c *codec) encode(b []byte, r *flows.Record) []byte {
 		b = putU(b, m.RequestFrame)
 		b = putI(b, int64(m.Latency))
 		b = putBool(b, m.RTR)
+		b = putBool(b, m.SCTP)
 	case flows.RecFinding:
 		if r.Finding == nil {
 			b = append(b, 0)
@@ -386,6 +387,7 @@ func (c *codec) decode(b []byte) (*flows.Record, bool) {
 		m.RequestFrame = rd.u()
 		m.Latency = time.Duration(rd.i())
 		m.RTR = rd.bool()
+		m.SCTP = rd.bool()
 		rec.Message = m
 	case flows.RecFinding:
 		f := dissect.Finding{}

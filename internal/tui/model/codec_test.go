@@ -16,7 +16,7 @@ import (
 func captures(t testing.TB) []string {
 	t.Helper()
 	var out []string
-	for _, g := range []string{"../../../testdata/siw/*.pcap", "../../../testdata/synth/*.pcap"} {
+	for _, g := range []string{"../../../testdata/siw/*.pcap", "../../../testdata/synth/*.pcap", "../../../testdata/synthext/*.pcap"} {
 		m, err := filepath.Glob(g)
 		if err != nil {
 			t.Fatal(err)
