@@ -61,7 +61,17 @@
 //     mpa.p2p (conn);
 //   - members of the terminated headers in a Terminate, named like the
 //     top-level fields: rdmap.term.ddp.stag, rdmap.term.rdmap.opcode, ...;
-//   - members of list entries: findings.code, mpa.markers.ok, ...
+//   - members of list entries: findings.code, mpa.markers.ok, ...;
+//   - the endpoint fields of Wireshark, taken from the endpoints of the
+//     packets a record was decoded from: ip.src, ip.dst, ip.addr (IPv4),
+//     ipv6.src, ipv6.dst, ipv6.addr, tcp.srcport, tcp.dstport, tcp.port,
+//     sctp.srcport, sctp.dstport, sctp.port. An address value is an
+//     address or a CIDR subnet (ip.addr == 192.0.2.0/24); ranges in sets
+//     run between addresses ({192.0.2.1..192.0.2.9}). Which records have
+//     them: see endpoints.go. In short, the records of a TCP connection
+//     have tcp.* ports, those of DDP over SCTP sctp.* ports, a conn record
+//     only the .addr and .port fields (either end), and finding records
+//     none (ip.addr == 192.0.2.1 || finding keeps them).
 //
 // An unknown name is a compile error.
 //

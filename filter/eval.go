@@ -2,15 +2,24 @@ package filter
 
 import (
 	"bytes"
+	"net/netip"
 	"regexp"
 	"strings"
 
+	"github.com/iwarpkit/iwarpkit/flows"
 	"github.com/iwarpkit/iwarpkit/format"
 )
 
+// env is what a filter is evaluated on: a record's fields and, from
+// MatchRecord, the record (for the endpoint fields).
+type env struct {
+	kvs []format.KV
+	r   *flows.Record
+}
+
 // node is a compiled filter expression.
 type node interface {
-	eval(kvs []format.KV) bool
+	eval(e env) bool
 	prec() int // 1 ||, 2 &&, 3 !, 4 atom
 	write(b *strings.Builder)
 }
@@ -19,15 +28,16 @@ type orNode struct{ l, r node }
 type andNode struct{ l, r node }
 type notNode struct{ x node }
 
-func (n *orNode) eval(kvs []format.KV) bool  { return n.l.eval(kvs) || n.r.eval(kvs) }
-func (n *andNode) eval(kvs []format.KV) bool { return n.l.eval(kvs) && n.r.eval(kvs) }
-func (n *notNode) eval(kvs []format.KV) bool { return !n.x.eval(kvs) }
+func (n *orNode) eval(e env) bool  { return n.l.eval(e) || n.r.eval(e) }
+func (n *andNode) eval(e env) bool { return n.l.eval(e) && n.r.eval(e) }
+func (n *notNode) eval(e env) bool { return !n.x.eval(e) }
 
 // kindNode is a record-type shorthand: mpa, ddp, rdmap, fpdu, message,
 // finding, conn.
 type kindNode struct{ name string }
 
-func (n *kindNode) eval(kvs []format.KV) bool {
+func (n *kindNode) eval(e env) bool {
+	kvs := e.kvs
 	switch n.name {
 	case "mpa":
 		t := recType(kvs)
@@ -69,7 +79,8 @@ type lit struct {
 	isB   bool
 	b     bool // boolean
 	str   bool
-	s     string // string
+	s     string       // string
+	pfx   netip.Prefix // an address or subnet (fAddr fields; valid when set)
 	byt   bool
 	bs    []byte // octets
 	quote bool   // the source was a quoted string
@@ -93,22 +104,27 @@ type scanState struct {
 	stopped bool
 }
 
-func (t *test) eval(kvs []format.KV) bool {
+func (t *test) eval(e env) bool {
 	var s scanState
 	switch t.op {
 	case opNe, opAllEq, opNotIn:
 		// "all" relations: present, and every value passes.
 		s.stopOn = false
-		t.scan(kvs, &s)
+		t.scan(e, &s)
 		return s.seen && !s.stopped
 	}
 	s.stopOn = true
-	t.scan(kvs, &s)
+	t.scan(e, &s)
 	return s.stopped
 }
 
 // scan visits the field's values until one's check equals s.stopOn.
-func (t *test) scan(kvs []format.KV, s *scanState) {
+func (t *test) scan(e env, s *scanState) {
+	if t.f.derive != dNone {
+		t.endpoints(e.r, s)
+		return
+	}
+	kvs := e.kvs
 	for i := range t.f.routes {
 		r := &t.f.routes[i]
 		if r.onlyType != "" && recType(kvs) != r.onlyType {

@@ -17,9 +17,10 @@ const (
 	fBytes               // octets
 	fObject              // a nested object: presence, or descend with a dotted name
 	fDyn                 // not known in advance: the value's own kind decides
+	fAddr                // an IP address (endpoints.go)
 )
 
-var ftypeNames = [...]string{"protocol", "boolean", "number", "string", "bytes", "object", "value"}
+var ftypeNames = [...]string{"protocol", "boolean", "number", "string", "bytes", "object", "value", "address"}
 
 // field is a resolved field name: how to find its values in a record and
 // how to compare them.
@@ -30,6 +31,10 @@ type field struct {
 	list   bool   // the value is a list; comparisons look at its elements
 	open   bool   // an object whose members are not in the registry: any dotted member is accepted
 	routes []route
+	// derive, when set, is an endpoint field (endpoints.go): its values
+	// come from the record's endpoints, not from routes.
+	derive derive
+	end    end
 }
 
 // route is one place a field's values are found. path is looked up in the
@@ -197,7 +202,7 @@ func named(name string) (*field, bool) {
 			return &field{name: e.name, typ: e.typ, hex: e.hex, open: e.typ == fDyn, routes: []route{{path: e.name}}}, true
 		}
 	}
-	return nil, false
+	return endpointField(name)
 }
 
 // member resolves rest inside the object (or list of objects) p.
@@ -284,6 +289,9 @@ func knownNames() []string {
 	}
 	for _, k := range markerKeys {
 		out = append(out, "mpa.markers."+k.name)
+	}
+	for _, e := range endpointFields {
+		out = append(out, e.name)
 	}
 	return append(out, recordTypes[:]...)
 }

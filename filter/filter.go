@@ -111,12 +111,14 @@ func under(path, key string) bool {
 }
 
 // Match reports whether a record's fields (format.Fields) pass the filter.
-// It does not allocate. A nil Filter matches everything.
+// It does not allocate. A nil Filter matches everything. The endpoint
+// fields (ip.addr, tcp.port, ...: endpoints.go) are the record's, not its
+// fields': Match finds none of them, MatchRecord does.
 func (f *Filter) Match(kvs []format.KV) bool {
 	if f == nil || f.root == nil {
 		return true
 	}
-	return f.root.eval(kvs)
+	return f.root.eval(env{kvs: kvs})
 }
 
 // MatchRecord is Match(format.Fields(r)).
@@ -133,7 +135,7 @@ func (f *Filter) MatchRecord(r *flows.Record) bool {
 // matchIn is MatchRecord, listing r's fields in b.
 func (f *Filter) matchIn(b *fieldBuf, r *flows.Record) bool {
 	kvs := b.list.AppendFields(b.kvs[:0], r, f.omit)
-	ok := f.root.eval(kvs)
+	ok := f.root.eval(env{kvs: kvs, r: r})
 	clear(kvs) // no record's values kept alive by the pool
 	b.kvs = kvs[:0]
 	b.list.Reset()
@@ -257,6 +259,10 @@ func (t *test) writeLit(b *strings.Builder, l *lit) {
 		}
 	case l.isB:
 		b.WriteString(strconv.FormatBool(l.b))
+	case l.pfx.IsValid() && l.pfx.IsSingleIP():
+		b.WriteString(l.pfx.Addr().String())
+	case l.pfx.IsValid():
+		b.WriteString(l.pfx.String())
 	case l.str:
 		writeQuoted(b, l.s)
 	case l.byt && (l.quote || len(l.bs) == 0):

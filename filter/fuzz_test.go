@@ -12,6 +12,7 @@ var fuzzSeeds = []string{
 	"ddp.t == 1 && ddp.l == 0 || !ddp", "not (ddp.qn == 1 or ddp.mo != 0) and rdmap", `mpa.crc_status == "bad"`,
 	`rdmap.name == "Send"`, `pd contains 69:77`, `msg contains "gap"`, `finding.severity == "error"`,
 	`rdmap.name matches "(?-i)^RDMA"`, `rdmap.term.ddp.stag == 0x07bf1600`, `findings.code ~ r"\."`,
+	"ip.addr == 192.0.2.0/24", "ipv6.src in {2001:db8::1..2001:db8::9 fe80::/10}", "tcp.port != 7174", "sctp.srcport", "ip.dst > 10.0.0.1",
 	"frames !== 3", "frames === 3", "frames not in {1..3}", "latency_ns > -5", "interop.a.b == 1",
 	`enhanced.rtr contains "wr"`, `pd == ""`, `pd == "a\x00\377"`, "pd == 0.1.a.ff", "ddp.t == TRUE",
 	"((ddp))", "!!!ddp", "ddp.stag ==", "ddp.stg", `"x`, "ddp.qn in {1,,2}", "a & b", "0x", "-",

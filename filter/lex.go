@@ -92,7 +92,7 @@ type token struct {
 
 func isWordByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-		c == '_' || c == '.' || c == ':' || c == '-'
+		c == '_' || c == '.' || c == ':' || c == '-' || c == '/' // '/': a subnet, 192.0.2.0/24
 }
 
 // lex splits the expression into tokens, ending with a tEOF token.

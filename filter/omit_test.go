@@ -27,7 +27,7 @@ var omitExprs = []string{
 }
 
 // TestMatchRecordOmits: MatchRecord, which lists only the fields the filter
-// reads (format.AppendFieldsOmit), matches what Match matches on all of a
+// reads (format.AppendFieldsOmit), matches what the filter matches on all of a
 // record's fields, for every known name and the expressions above, on
 // every record of captures that hold every record type.
 func TestMatchRecordOmits(t *testing.T) {
@@ -55,7 +55,7 @@ func TestMatchRecordOmits(t *testing.T) {
 			omitting++
 		}
 		for _, r := range rs {
-			if got, want := f.MatchRecord(r.r), f.Match(r.kvs); got != want {
+			if got, want := f.MatchRecord(r.r), matchFull(f, r); got != want {
 				t.Fatalf("%q on %s frame %d: MatchRecord %v, Match %v (omit %#x)", expr, r.r.Type, r.r.Frame, got, want, f.omit)
 			}
 		}
@@ -65,8 +65,8 @@ func TestMatchRecordOmits(t *testing.T) {
 	}
 }
 
-// FuzzMatchRecord: for any filter, MatchRecord agrees with Match on all of
-// a record's fields.
+// FuzzMatchRecord: for any filter, MatchRecord agrees with the filter on all
+// of a record's fields and its endpoints (matchFull).
 func FuzzMatchRecord(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add(s)
@@ -84,7 +84,7 @@ func FuzzMatchRecord(f *testing.F) {
 			return
 		}
 		for _, r := range rs {
-			if flt.MatchRecord(r.r) != flt.Match(r.kvs) {
+			if flt.MatchRecord(r.r) != matchFull(flt, r) {
 				t.Fatalf("%q on %s frame %d: MatchRecord and Match differ (omit %#x)", expr, r.r.Type, r.r.Frame, flt.omit)
 			}
 		}
@@ -94,13 +94,13 @@ func FuzzMatchRecord(f *testing.F) {
 // TestMatchRecordAllocs: MatchRecord on an FPDU record allocates nothing
 // (issue 6: a filtered decode), for a filter on its DDP and RDMAP headers,
 // and for filters on what is listed as text or lists (its endpoints, its
-// frames, its markers, its Read Request: format.Lister), with and without
-// markers in the FPDU.
+// frames, its markers, its Read Request: format.Lister; the endpoint fields),
+// with and without markers in the FPDU.
 func TestMatchRecordAllocs(t *testing.T) {
 	var fpdus, marked, reads int
 	var b fieldBuf
 	for _, expr := range []string{"rdmap.opcode == 2 && ddp.stag != 0", `src == "192.0.2.2:1"`, "frames",
-		"mpa.markers", "rdmap.read.size > 0"} {
+		"mpa.markers", "rdmap.read.size > 0", "ip.addr == 192.0.2.0/24 && tcp.port in {7174 18515}", "ipv6.src == ::1"} {
 		f := mustCompile(t, expr)
 		for _, file := range []string{"siw/basic_ib_read_bw_4096_v2_nocrc.pcap", "synth/marker-pad-crc.pcap"} {
 			for _, r := range decodeFile(t, file) {

@@ -202,7 +202,7 @@ func checkOp(f *field, o token) error {
 			return errAt(o.pos, what+": only == and != apply")
 		}
 	case opContains:
-		if f.typ == fNum || f.typ == fBool {
+		if f.typ == fNum || f.typ == fBool || f.typ == fAddr {
 			return errAt(o.pos, what+": contains applies to strings and bytes")
 		}
 	case opMatches:
@@ -231,6 +231,8 @@ func article(f *field) string {
 		return "an object"
 	case fNone:
 		return "a protocol"
+	case fAddr:
+		return "an address field"
 	}
 	return "a " + ftypeNames[f.typ] + " field"
 }
@@ -271,6 +273,9 @@ func (p *parser) set(t *test) error {
 			if err != nil {
 				return err
 			}
+			if t.f.typ == fAddr && !(l.pfx.IsSingleIP() && h.pfx.IsSingleIP()) {
+				return errAt(rt.pos, "a range of addresses runs from an address to an address, not from or to a subnet")
+			}
 			l.hi = &h
 		}
 		t.vals = append(t.vals, l)
@@ -285,6 +290,13 @@ func value(f *field, v token, o op) (lit, error) {
 		return lit{}, errAt(v.pos, "unexpected end of filter: expected a value")
 	default:
 		return lit{}, errAt(v.pos, "expected a value, found "+describe(v))
+	}
+	if f.typ == fAddr {
+		text := v.text
+		if v.kind == tString {
+			text = v.val
+		}
+		return addrValue(f, v, o, text)
 	}
 	l := lit{text: v.text}
 	if v.kind == tString {

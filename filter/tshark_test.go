@@ -74,6 +74,19 @@ var tsharkCases = []tsharkCase{
 	{file: "term_badwrite.pcap", ws: "iwarp_ddp.stag == 0x07bf1600", ours: "ddp.stag == 0x07bf1600"},
 	{file: "p2p_rtr1_rping.pcap", ws: "iwarp_ddp.stag == 1 && iwarp_mpa.ulpdulength == 14", ours: "ddp.stag == 1 && mpa.ulpdu_len == 14"},
 	{file: "p2p_rtr2_rping.pcap", ws: "iwarp_rdma.rdmardsz == 0", ours: "rdmap.read.size == 0 && rdmap.read.src_stag == 1"},
+	// The endpoint fields (endpoints.go), IPv4 and IPv6, with subnets,
+	// sets and ranges, selecting the same frames as tshark's ip.*, ipv6.*
+	// and tcp.* fields.
+	{file: "basic_rping_v2_nocrc.pcap", ws: "ip.src == 192.0.2.2 && iwarp_ddp", ours: "ip.src == 192.0.2.2 && ddp"},
+	{file: "basic_rping_v2_nocrc.pcap", ws: "tcp.srcport == 7174 && iwarp_rdma", ours: "tcp.srcport == 7174 && rdmap"},
+	{file: "siw6_rping_v2_crc.pcap", ws: "ipv6.src == 2001:db8::2 && iwarp_ddp", ours: "ipv6.src == 2001:db8::2 && ddp"},
+	{file: "siw6_rping_v2_crc.pcap", ws: "ipv6.addr == 2001:db8::/64 && iwarp_mpa", ours: "ipv6.addr == 2001:db8::/64 && mpa"},
+	{file: "reject_app_v2.pcap", ws: "ip.addr == 192.0.2.0/24 && iwarp_mpa.rej_flag == 1", ours: "ip.addr == 192.0.2.0/24 && r == 1"},
+	{file: "crc_v2_rping.pcap", ws: "tcp.dstport != 7174 && iwarp_ddp", ours: "tcp.dstport != 7174 && ddp"},
+	{file: "crc_v2_rping.pcap", ws: "ip.dst in {192.0.2.2} && iwarp_rdma.opcode == 1", ours: "ip.dst in {192.0.2.2} && rdmap.opcode == 1", field: "iwarp_rdma.opcode", value: "0x01"},
+	{file: "crc_v2_rping.pcap", ws: "tcp.port in {7174} && iwarp_mpa", ours: "tcp.port in {7174} && mpa"},
+	{file: "crc_v2_rping.pcap", ws: "ip.addr in {192.0.2.2..192.0.2.9} && iwarp_ddp", ours: "ip.addr in {192.0.2.2..192.0.2.9} && ddp"},
+	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "tcp.dstport == 18515 && iwarp_rdma.opcode == 1", ours: "tcp.dstport == 18515 && rdmap.opcode == 1", field: "iwarp_rdma.opcode", value: "0x01"},
 }
 
 func TestTshark(t *testing.T) {
@@ -116,7 +129,7 @@ func TestTshark(t *testing.T) {
 			var gotFrames []uint64
 			got := 0
 			for _, r := range siw(t, c.file) {
-				if !f.Match(r.kvs) {
+				if !f.MatchRecord(r.r) {
 					continue
 				}
 				got++

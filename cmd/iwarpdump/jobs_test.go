@@ -37,7 +37,7 @@ func TestJobsSameOutput(t *testing.T) {
 		// The workers render and match the records (flows.Parallel.SetFormat),
 		// but for a filter that reads the connection id.
 		{}, {"-q"}, {"-Y", "rdmap.opcode == 0 || mpa.crc_status != \"ok\""}, {"-T", "jsonl", "-Y", "message || finding"},
-		{"-T", "jsonl", "-Y", "conn == 1 || message"}}
+		{"-T", "jsonl", "-Y", "conn == 1 || message"}, {"-T", "jsonl", "-Y", "tcp.srcport == 7174 || ip.addr == 192.0.2.2 || sctp.port || ipv6.addr"}}
 	for _, f := range files {
 		for _, m := range modes {
 			args := append([]string{"-r", f}, m...)
