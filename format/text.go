@@ -18,6 +18,11 @@ type TextOptions struct {
 	Quiet   bool // -q: shorter lines, no attached findings
 	Verbose bool // -v: the field tree under each line
 	Hex     bool // -X: hex and ASCII of the payload's first octets (flows.PreviewLen)
+	// Time is how a line gives its record's time (-t); Ref is the first
+	// packet's time (for TimeRelative) and Prev the record time of the
+	// previous line written (for TimeDelta, which the caller keeps).
+	Time      TimeFormat
+	Ref, Prev time.Time
 }
 
 // Format is a flows.Format for the workers of a flows.Parallel:
@@ -32,14 +37,15 @@ func (o TextOptions) Format(dst []byte, r *flows.Record) ([]byte, int, bool) {
 }
 
 // AppendText appends the record's text form: one line in tcpdump's manner
-// (frame, UTC time of day, endpoints, what it is), then attached findings and,
+// (frame, time as o.Time says: UTC time of day by default, endpoints, what
+// it is), then attached findings and,
 // when verbose, the field tree, each on indented lines. Every string from the
 // capture is escaped so that no control character reaches a terminal.
 func AppendText(dst []byte, r *flows.Record, o TextOptions) []byte {
 	start := len(dst)
 	dst = strconv.AppendUint(dst, r.Frame, 10)
 	dst = append(dst, ' ')
-	dst = appendClock(dst, r.TS)
+	dst = o.appendTime(dst, r.TS)
 	dst = append(dst, ' ')
 	switch r.Type {
 	case flows.RecMPA, flows.RecFPDU, flows.RecMessage:
@@ -129,8 +135,9 @@ func AppendHexDump(dst []byte, b []byte) []byte {
 	return dst
 }
 
+// appendClock appends t's time of day in its own location,
+// 15:04:05.000000.
 func appendClock(dst []byte, t time.Time) []byte {
-	t = t.UTC()
 	dst = append2(dst, t.Hour())
 	dst = append(dst, ':')
 	dst = append2(dst, t.Minute())

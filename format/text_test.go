@@ -178,7 +178,7 @@ func TestAppendTextAllocs(t *testing.T) {
 	}
 	for _, tm := range []time.Time{time.Unix(0, 0), time.Unix(1704067199, 999999999), time.Unix(1704067200, 1000),
 		time.Unix(1704067200, 999), time.Unix(86399, 123456789).In(time.FixedZone("x", -3600))} {
-		if got, want := string(appendClock(nil, tm)), tm.UTC().Format("15:04:05.000000"); got != want {
+		if got, want := string(appendClock(nil, tm.UTC())), tm.UTC().Format("15:04:05.000000"); got != want {
 			t.Errorf("appendClock(%v) = %q, want %q", tm, got, want)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/iwarpkit/iwarpkit/capture"
 	"github.com/iwarpkit/iwarpkit/dissect"
@@ -23,7 +24,7 @@ import (
 	"github.com/iwarpkit/iwarpkit/report"
 )
 
-const usage = `usage: iwarpdump -r FILE [-r FILE...] [-T text|jsonl|parquet -w DIR] [-v] [-q] [-X] [-c COUNT]
+const usage = `usage: iwarpdump -r FILE [-r FILE...] [-T text|jsonl|parquet -w DIR] [-v] [-q] [-X] [-t FORMAT] [-c COUNT]
                  [-Y FILTER] [-z TABLE] [--fail-on LEVEL] [--report KIND:FILE] [--shard I/N] [--strict]
        iwarpdump -i IFACE [capture options] [EXPRESSION]
        iwarpdump split --shards N -w DIR FILE...
@@ -63,7 +64,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		failOn  = fs.String("fail-on", "", "exit 1 when a finding of `LEVEL` (error, warning or note) or worse is seen")
 		jobs    = fs.Int("j", 1, "decode capture files (-r) with `N` workers, connections spread across them; the output is the same as with 1 (0: one per CPU)")
 		mmap    = fs.Bool("mmap", false, "with -j 1, map uncompressed capture files into memory instead of reading them with read(2)")
+		timeFmt = fs.String("t", "u", "text lines' time `FORMAT`, as tshark -t: u UTC time of day, ud UTC date and time, a and ad the same in local time (TZ), e seconds since the epoch, r seconds since the first packet, dd seconds since the previous line")
 	)
+	// tcpdump's spellings of the same: -tt epoch, -ttt since the previous
+	// line, -tttt local date and time, -ttttt since the first packet.
+	for i, f := range []string{"e", "dd", "ad", "r"} {
+		name := strings.Repeat("t", i+2)
+		fs.BoolFunc(name, "as -t "+f+" (tcpdump's -"+name+")", func(string) error {
+			*timeFmt = f
+			return nil
+		})
+	}
 	fs.Var(&files, "r", "read packets from `FILE` (pcap or pcapng, optionally gzip-compressed; - for standard input); repeat -r or give a quoted glob to merge several files in timestamp order")
 	fs.Var(&stats, "z", "print statistics after the decode: `TABLE` is conn, ops, findings or latency (repeatable; with -q no records are printed; with -T jsonl and records, on standard error)")
 	fs.Var(&reports, "report", "write a report for CI: `KIND:FILE` with KIND junit, sarif or html (repeatable)")
@@ -98,6 +109,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		parquetOut = true
 	default:
 		fmt.Fprintf(stderr, "iwarpdump: unknown output format %q (want text, jsonl or parquet)\n", *outType)
+		return 2
+	}
+	tf, err := format.ParseTimeFormat(*timeFmt)
+	if err != nil {
+		fmt.Fprintf(stderr, "iwarpdump: -t %s: %v\n", *timeFmt, err)
 		return 2
 	}
 	if *hexdump && (jsonl || parquetOut) {
@@ -243,7 +259,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var buf []byte
 	var jw format.JSONWriter
-	topts := format.TextOptions{Quiet: *quiet, Verbose: *verbose, Hex: *hexdump}
+	topts := format.TextOptions{Quiet: *quiet, Verbose: *verbose, Hex: *hexdump, Time: tf}
 	emit := func(r *flows.Record) {
 		if coll != nil {
 			coll.Add(r)
@@ -261,6 +277,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			buf = append(buf, '\n')
 		} else {
 			buf = format.AppendText(buf, r, topts)
+			if len(buf) > 0 {
+				topts.Prev = r.TS // -t dd
+			}
 		}
 		_, _ = w.Write(buf)
 	}
@@ -286,12 +305,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		dec = par
-		if coll == nil && pq == nil && !silent && !flt.Reads("conn") {
+		if coll == nil && pq == nil && !silent && !flt.Reads("conn") && (jsonl || !tf.Stateful()) {
 			// The records are written and nothing else sees them: the
 			// workers match and render the FPDUs and messages, and the
 			// merge writes them in order with their connection ids
-			// (flows.Parallel.SetFormat). A filter that reads the id
-			// leaves them to emit.
+			// (flows.Parallel.SetFormat). A filter that reads the id, or
+			// a time relative to other packets (-t r, dd), leaves them to
+			// emit.
 			par.SetFormat(func() flows.Format {
 				f := topts.Format
 				if jsonl {
@@ -333,6 +353,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if cr != nil {
 			chunks = cr
 			defer cr.Close()
+			if tf == format.TimeRelative && !jsonl {
+				topts.Ref = firstPacketTime(files)
+			}
 			n, err := par.DecodeChunks(ctx, cr)
 			if err != nil {
 				_ = w.Flush()
@@ -375,6 +398,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				break
 			}
 			n++
+			if n == 1 {
+				topts.Ref = p.TS // -t r
+			}
 			if !sh.keep(&p) {
 				continue
 			}
@@ -481,6 +507,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // testPacketHook, when set by a test, is called after each packet the
 // loop decodes, with the number of packets read.
 var testPacketHook func(n uint64)
+
+// firstPacketTime returns the time of the first packet of files merged in
+// time order (the earliest of their first packets), for -t r when the
+// decode reads the files in chunks rather than packet by packet; zero when
+// none has a packet.
+func firstPacketTime(files []string) time.Time {
+	var first time.Time
+	for _, f := range files {
+		src, err := capture.Open(f)
+		if err != nil {
+			continue
+		}
+		var p capture.Packet
+		if src.NextInto(&p) == nil && (first.IsZero() || p.TS.Before(first)) {
+			first = p.TS
+		}
+		_ = src.Close()
+	}
+	return first
+}
 
 // underFaults runs f with faults at unexpected addresses turned into panics
 // (debug.SetPanicOnFault) and returns the fault f panicked with, or nil. A

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iwarpkit/iwarpkit/internal/testutil"
+)
+
+// textLine is a text line's frame and time (-t).
+type textLine struct {
+	frame uint64
+	time  string
+}
+
+// textTimes runs iwarpdump and reads the frame and time of each record
+// line (not the indented finding and tree lines).
+func textTimes(t *testing.T, args ...string) []textLine {
+	t.Helper()
+	code, out, errs := runCmd(t, nil, args...)
+	if code != 0 {
+		t.Fatalf("iwarpdump %v: exit %d: %s", args, code, errs)
+	}
+	var lines []textLine
+	for _, l := range strings.Split(out, "\n") {
+		if l == "" || l[0] == ' ' {
+			continue
+		}
+		f := strings.Fields(l)
+		n, err := strconv.ParseUint(f[0], 10, 64)
+		if err != nil || len(f) < 3 {
+			t.Fatalf("line %q", l)
+		}
+		tm := f[1]
+		if strings.Count(f[1], "-") == 2 { // a date: the time is the next field
+			tm += " " + f[2]
+		}
+		lines = append(lines, textLine{n, tm})
+	}
+	if len(lines) < 5 {
+		t.Fatalf("iwarpdump %v: %d lines", args, len(lines))
+	}
+	return lines
+}
+
+// tsharkTimes returns tshark's time column (-t format) by frame for the
+// frames that filter displays.
+func tsharkTimes(t *testing.T, tshark, file, format, filter string, env ...string) map[uint64]string {
+	t.Helper()
+	args := []string{"-r", file, "-t", format, "-T", "fields", "-e", "frame.number", "-e", "_ws.col.Time"}
+	if filter != "" {
+		args = append(args, "-Y", filter)
+	}
+	cmd := exec.Command(tshark, args...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("tshark %v: %v", args, err)
+	}
+	m := map[uint64]string{}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fr, tm, _ := strings.Cut(l, "\t")
+		n, err := strconv.ParseUint(fr, 10, 64)
+		if err != nil {
+			t.Fatalf("tshark line %q", l)
+		}
+		m[n] = tm
+	}
+	return m
+}
+
+// TestTimeFormatsAsTshark: every -t format gives each line's record the
+// time tshark's -t of the same name gives its frame: absolute ones in UTC
+// and in a local zone (TZ), seconds since the epoch and since the first
+// packet, with -j 1 and -j 2 (whose workers render the lines of the
+// formats that need no other packet), on real captures and a merge of
+// two. dd, since the previous line, is tshark's "delta displayed" with our
+// lines' frames displayed, wherever the line's frame follows the previous
+// line's.
+func TestTimeFormatsAsTshark(t *testing.T) {
+	tshark := testutil.RequireTshark(t)
+	zone, err := time.LoadLocation("America/Sao_Paulo")
+	if err != nil {
+		t.Skipf("no time zone database: %v", err)
+	}
+	old := time.Local
+	time.Local = zone
+	defer func() { time.Local = old }()
+	files := []string{siw + "crc_v2_rping.pcap", siw + "crc_v2_iwtest_ops.pcap", siw + "basic_ib_read_bw_4096_v2_nocrc.pcap", "../../testdata/synth/gap.pcap"}
+	for _, file := range files {
+		for _, fmtName := range []string{"u", "ud", "a", "ad", "e", "r", "dd"} {
+			want := tsharkTimes(t, tshark, file, fmtName, "", "TZ=America/Sao_Paulo")
+			for _, j := range []string{"1", "2"} {
+				lines := textTimes(t, "-r", file, "-t", fmtName, "-j", j)
+				if fmtName == "dd" {
+					var frames []string
+					for _, l := range lines {
+						frames = append(frames, strconv.FormatUint(l.frame, 10))
+					}
+					want = tsharkTimes(t, tshark, file, "dd", "frame.number in {"+strings.Join(frames, ", ")+"}")
+				}
+				checked := 0
+				for i, l := range lines {
+					if fmtName == "dd" && (i == 0 || lines[i-1].frame >= l.frame) {
+						continue // not the frame tshark displayed before
+					}
+					if w, ok := want[l.frame]; !ok || w != l.time {
+						t.Errorf("%s -t %s -j %s: frame %d at %q, tshark %q", filepath.Base(file), fmtName, j, l.frame, l.time, w)
+					}
+					checked++
+				}
+				if checked < 5 {
+					t.Errorf("%s -t %s: only %d lines checked", filepath.Base(file), fmtName, checked)
+				}
+			}
+		}
+	}
+	// tcpdump's spellings.
+	for name, same := range map[string]string{"-tt": "e", "-ttt": "dd", "-tttt": "ad", "-ttttt": "r"} {
+		_, a, _ := runCmd(t, nil, "-r", files[0], name)
+		_, b, _ := runCmd(t, nil, "-r", files[0], "-t", same)
+		if a != b {
+			t.Errorf("%s differs from -t %s", name, same)
+		}
+	}
+	// Two files merged (read in chunks with -j 2): r counts from the
+	// earlier first packet.
+	merged := textTimes(t, "-r", siw+"term_badwrite.pcap", "-r", siw+"crc_v2_rping.pcap", "-t", "r", "-j", "2")
+	single := textTimes(t, "-r", siw+"crc_v2_rping.pcap", "-t", "r")
+	if merged[0].time != single[0].time {
+		t.Errorf("merged -t r starts at %s, the earlier file alone at %s", merged[0].time, single[0].time)
+	}
+	if code, _, errs := runCmd(t, nil, "-r", files[0], "-t", "x"); code != 2 || !strings.Contains(errs, "unknown time format") {
+		t.Errorf("-t x: exit %d, %q", code, errs)
+	}
+}
