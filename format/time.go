@@ -44,12 +44,6 @@ func (f TimeFormat) String() string {
 	return "TimeFormat(" + strconv.Itoa(int(f)) + ")"
 }
 
-// Stateful reports whether a line's time depends on other packets than
-// its record's (r: the first packet's, dd: the previous line's record's):
-// the caller keeps TextOptions.Ref and Prev, and such lines are written in
-// order by one goroutine, not by the workers of flows.Parallel.
-func (f TimeFormat) Stateful() bool { return f == TimeRelative || f == TimeDelta }
-
 // appendTime appends t in the options' format.
 func (o *TextOptions) appendTime(dst []byte, t time.Time) []byte {
 	switch o.Time {

@@ -15,9 +15,6 @@ func TestTimeFormats(t *testing.T) {
 		if err != nil || f.String() != n {
 			t.Errorf("ParseTimeFormat(%q) = %v, %v", n, f, err)
 		}
-		if f.Stateful() != (n == "r" || n == "dd") {
-			t.Errorf("%s: Stateful %v", n, f.Stateful())
-		}
 	}
 	if _, err := ParseTimeFormat("ttt"); !errors.Is(err, ErrTimeFormat) {
 		t.Errorf("ParseTimeFormat(ttt): %v", err)

@@ -260,6 +260,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var buf []byte
 	var jw format.JSONWriter
 	topts := format.TextOptions{Quiet: *quiet, Verbose: *verbose, Hex: *hexdump, Time: tf}
+	if tf == format.TimeRelative && !jsonl && !live.active() {
+		// -t r counts from the first packet: read ahead from the files
+		// (not standard input), so that the workers of -j N can write
+		// the lines; otherwise the loop below sets it.
+		topts.Ref = firstPacketTime(files)
+	}
+	// timeAlone: a line's time needs no other line (-t dd does).
+	timeAlone := jsonl || tf != format.TimeDelta && (tf != format.TimeRelative || !topts.Ref.IsZero())
 	emit := func(r *flows.Record) {
 		if coll != nil {
 			coll.Add(r)
@@ -305,12 +313,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		dec = par
-		if coll == nil && pq == nil && !silent && !flt.Reads("conn") && (jsonl || !tf.Stateful()) {
+		if coll == nil && pq == nil && !silent && !flt.Reads("conn") && timeAlone {
 			// The records are written and nothing else sees them: the
 			// workers match and render the FPDUs and messages, and the
 			// merge writes them in order with their connection ids
 			// (flows.Parallel.SetFormat). A filter that reads the id, or
-			// a time relative to other packets (-t r, dd), leaves them to
+			// a time that needs the line before (-t dd), leaves them to
 			// emit.
 			par.SetFormat(func() flows.Format {
 				f := topts.Format
@@ -353,9 +361,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if cr != nil {
 			chunks = cr
 			defer cr.Close()
-			if tf == format.TimeRelative && !jsonl {
-				topts.Ref = firstPacketTime(files)
-			}
 			n, err := par.DecodeChunks(ctx, cr)
 			if err != nil {
 				_ = w.Flush()
@@ -398,7 +403,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				break
 			}
 			n++
-			if n == 1 {
+			if n == 1 && topts.Ref.IsZero() {
 				topts.Ref = p.TS // -t r
 			}
 			if !sh.keep(&p) {
@@ -508,12 +513,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // loop decodes, with the number of packets read.
 var testPacketHook func(n uint64)
 
-// firstPacketTime returns the time of the first packet of files merged in
-// time order (the earliest of their first packets), for -t r when the
-// decode reads the files in chunks rather than packet by packet; zero when
-// none has a packet.
-func firstPacketTime(files []string) time.Time {
+// firstPacketTime returns the time of the first packet of the -r files
+// merged in time order (the earliest of their first packets), for -t r;
+// zero when none has a packet, or one is standard input.
+func firstPacketTime(args []string) time.Time {
 	var first time.Time
+	files, err := expandInputs(args)
+	if err != nil || slices.Contains(files, "-") {
+		return first
+	}
 	for _, f := range files {
 		src, err := capture.Open(f)
 		if err != nil {

@@ -128,12 +128,38 @@ func TestTimeFormatsAsTshark(t *testing.T) {
 			t.Errorf("%s differs from -t %s", name, same)
 		}
 	}
-	// Two files merged (read in chunks with -j 2): r counts from the
-	// earlier first packet.
-	merged := textTimes(t, "-r", siw+"term_badwrite.pcap", "-r", siw+"crc_v2_rping.pcap", "-t", "r", "-j", "2")
+	// Files merged (read in chunks with -j 2; named by a glob): r counts
+	// from the earlier first packet.
 	single := textTimes(t, "-r", siw+"crc_v2_rping.pcap", "-t", "r")
-	if merged[0].time != single[0].time {
-		t.Errorf("merged -t r starts at %s, the earlier file alone at %s", merged[0].time, single[0].time)
+	dir := t.TempDir()
+	for _, f := range []string{"term_badwrite.pcap", "crc_v2_rping.pcap"} {
+		data, err := os.ReadFile(siw + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"-r", siw + "term_badwrite.pcap", "-r", siw + "crc_v2_rping.pcap"}, {"-r", filepath.Join(dir, "*.pcap")}} {
+		for _, j := range []string{"1", "2"} {
+			merged := textTimes(t, append(args, "-t", "r", "-j", j)...)
+			if merged[0].time != single[0].time {
+				t.Errorf("%v -j %s: merged -t r starts at %s, the earlier file alone at %s", args, j, merged[0].time, single[0].time)
+			}
+		}
+	}
+	// Standard input: from the first packet read.
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range []string{"1", "2"} {
+		_, a, _ := runCmd(t, data, "-r", "-", "-t", "r", "-j", j)
+		_, b, _ := runCmd(t, nil, "-r", files[0], "-t", "r")
+		if a != b {
+			t.Errorf("-r - -t r -j %s differs from the file's", j)
+		}
 	}
 	if code, _, errs := runCmd(t, nil, "-r", files[0], "-t", "x"); code != 2 || !strings.Contains(errs, "unknown time format") {
 		t.Errorf("-t x: exit %d, %q", code, errs)
