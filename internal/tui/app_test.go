@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -705,5 +706,28 @@ func TestExtRecords(t *testing.T) {
 				t.Errorf("row kind %v, want %v", k, tc.kind)
 			}
 		})
+	}
+}
+
+// TestEndpointFilter: Wireshark's endpoint fields work in the TUI's
+// filter, whose records come back from its index (model.codec): the FPDUs
+// from 192.0.2.2, and the DDP segments over SCTP from port 5000 (their
+// messages marked as SCTP's), in the frames where tshark finds them.
+func TestEndpointFilter(t *testing.T) {
+	for _, c := range []struct{ file, ours, typ, ws string }{
+		{rping, "ip.src == 192.0.2.2 && tcp.dstport == 7174 && rdmap", "fpdu", "ip.src == 192.0.2.2 && tcp.dstport == 7174 && iwarp_rdma"},
+		{"../../testdata/synthext/sctp-ddp.pcap", "sctp.srcport == 5000 && !tcp.port", "ddp", "sctp.srcport == 5000 && sctp.data_payload_proto_id == 16 && !sctp.retransmission"},
+		{"../../testdata/synthext/sctp-ddp.pcap", "tcp.port == 5000", "", ""},
+	} {
+		h := open(t, c.file)
+		h.keys("/" + c.ours + "{Enter}")
+		got := h.listFrames(c.typ)
+		var want []uint64
+		if c.ws != "" {
+			want = tsharkFrames(t, c.file, c.ws)
+		}
+		if len(got) != len(want) || len(want) > 0 && !slices.Equal(slices.Compact(got), want) {
+			t.Errorf("%s: %q: frames %v, tshark %v", filepath.Base(c.file), c.ours, got, want)
+		}
 	}
 }
