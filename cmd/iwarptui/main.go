@@ -2,7 +2,7 @@
 // their fields and octets, the connections, the RDMA message ladder of a
 // connection and the findings, with display filters (iwarpdump -Y).
 //
-//	iwarptui [--mpa-flags rfc6581|draft] [--decode-as SPEC]... FILE
+//	iwarptui [-t FORMAT] [--mpa-flags rfc6581|draft] [--decode-as SPEC]... FILE
 //
 // Press ? for the keys.
 package main

@@ -9,10 +9,11 @@ import (
 
 	"github.com/iwarpkit/iwarpkit/dissect/mpa"
 	"github.com/iwarpkit/iwarpkit/flows"
+	"github.com/iwarpkit/iwarpkit/format"
 	"github.com/iwarpkit/iwarpkit/internal/tui"
 )
 
-const usage = `usage: iwarptui [--mpa-flags rfc6581|draft] [--decode-as SPEC]... FILE
+const usage = `usage: iwarptui [-t FORMAT] [--mpa-flags rfc6581|draft] [--decode-as SPEC]... FILE
 
 Browse the iWARP (MPA/DDP/RDMAP over TCP) records of a pcap or pcapng file
 (gzip-compressed or not; - reads standard input) in the terminal. Press ?
@@ -33,6 +34,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.PrintDefaults()
 	}
 	flags := fs.String("mpa-flags", "rfc6581", "read the MPA rev 2 Enhanced flags A-D with `MEANING`: rfc6581 or draft")
+	timeFmt := fs.String("t", "u", "the Time column's `FORMAT`, as tshark -t and iwarpdump -t: u UTC time of day, ud UTC date and time, a and ad the same in local time (TZ), e seconds since the epoch, r seconds since the first packet, dd seconds since the previous row shown")
 	var forces forceList
 	fs.Var(&forces, "decode-as", "force iWARP decoding of matching connections; `SPEC` as for iwarpdump (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -46,6 +48,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
+	tf, err := format.ParseTimeFormat(*timeFmt)
+	if err != nil {
+		fmt.Fprintf(stderr, "iwarptui: -t %s: %v\n", *timeFmt, err)
+		return 2
+	}
 	opts := flows.Options{Force: forces}
 	switch *flags {
 	case "rfc6581", "rfc":
@@ -55,7 +62,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "iwarptui: unknown --mpa-flags %q (want rfc6581 or draft)\n", *flags)
 		return 2
 	}
-	app, err := openTUI(fs.Arg(0), tui.Options{Flows: opts})
+	app, err := openTUI(fs.Arg(0), tui.Options{Flows: opts, Time: tf})
 	if err != nil {
 		fmt.Fprintf(stderr, "iwarptui: %v\n", err)
 		return 2

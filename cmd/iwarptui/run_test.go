@@ -21,6 +21,7 @@ func TestRunUsage(t *testing.T) {
 		{nil, 2, "give exactly one capture file"},
 		{[]string{"a", "b"}, 2, "give exactly one capture file"},
 		{[]string{"--mpa-flags", "x", "f"}, 2, "unknown --mpa-flags"},
+		{[]string{"-t", "x", "f"}, 2, "unknown time format"},
 		{[]string{"--decode-as", "nonsense", "f"}, 2, "decode-as"},
 		{[]string{"/nonexistent.pcap"}, 2, "no such file"},
 		{[]string{"-h"}, 0, "usage: iwarptui"},

@@ -45,8 +45,16 @@ func openSize(t *testing.T, path string, width, height int) *harness {
 // capture is expected to end in damage (indexing returns an error).
 func start(t *testing.T, path string, width, height int, damaged bool) *harness {
 	t.Helper()
+	return startWith(t, path, Options{}, width, height, damaged)
+}
+
+// startWith is start with options (their Screen and Tick are the
+// harness's).
+func startWith(t *testing.T, path string, o Options, width, height int, damaged bool) *harness {
+	t.Helper()
 	scr := tcell.NewSimulationScreen("UTF-8")
-	app, err := New(path, Options{Screen: scr, Tick: time.Hour})
+	o.Screen, o.Tick = scr, time.Hour
+	app, err := New(path, o)
 	if err != nil {
 		t.Fatal(err)
 	}

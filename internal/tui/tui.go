@@ -29,6 +29,7 @@ import (
 
 	"github.com/iwarpkit/iwarpkit/filter"
 	"github.com/iwarpkit/iwarpkit/flows"
+	"github.com/iwarpkit/iwarpkit/format"
 	"github.com/iwarpkit/iwarpkit/internal/tui/controller"
 	"github.com/iwarpkit/iwarpkit/internal/tui/model"
 	"github.com/iwarpkit/iwarpkit/internal/tui/source"
@@ -45,6 +46,9 @@ type Options struct {
 	Compile model.Compiler
 	// Tick is how often the screen follows the indexing (default 100ms).
 	Tick time.Duration
+	// Time is the format of the Time column (iwarpdump -t, tshark -t);
+	// the default is the UTC time of day.
+	Time format.TimeFormat
 }
 
 // App is one iwarptui session over a capture file.
@@ -102,6 +106,7 @@ func New(path string, o Options) (*App, error) {
 		name = "standard input"
 	}
 	a.St = model.NewState(name, a.X, fr, o.Compile)
+	a.St.SetTimeFormat(o.Time)
 	a.TApp = tview.NewApplication()
 	if o.Screen != nil {
 		a.TApp.SetScreen(o.Screen)

@@ -110,7 +110,8 @@ type Index struct {
 	findings []FindingRef
 	prog     Progress
 	scratch  []byte
-	version  uint64 // bumped by every change readers may care about
+	version  uint64    // bumped by every change readers may care about
+	first    time.Time // the first packet's time (-t r counts from it)
 
 	cmu   sync.Mutex
 	cache map[int]*flows.Record
@@ -236,6 +237,26 @@ func (x *Index) SetProgress(p Progress) {
 	x.prog = p
 	x.version++
 	x.mu.Unlock()
+}
+
+// SetFirst records the time of the capture's first packet, which relative
+// times (-t r, tshark's frame.time_relative) count from; only the first
+// call counts.
+func (x *Index) SetFirst(t time.Time) {
+	x.mu.Lock()
+	if x.first.IsZero() {
+		x.first = t
+		x.version++
+	}
+	x.mu.Unlock()
+}
+
+// First returns the time of the capture's first packet (zero until
+// SetFirst).
+func (x *Index) First() time.Time {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.first
 }
 
 // Progress returns the latest progress report.

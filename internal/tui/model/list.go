@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/iwarpkit/iwarpkit/format"
 )
 
 // List is a filtered, virtualised view of an Index: the record indexes that
@@ -34,6 +36,7 @@ type List struct {
 	follow  bool
 
 	cache map[int]Row
+	times format.TimeFormat // the Time column's format (-t)
 
 	search searchState
 	job    *scanJob // the display filter's scan, run by worker goroutines
@@ -162,8 +165,42 @@ func (l *List) Row(i int) Row {
 		clear(l.cache)
 	}
 	r := MakeRow(rec, l.x.Record(rec))
+	if l.times != format.TimeUTC {
+		r.Time = l.Time(i)
+	}
 	l.cache[rec] = r
 	return r
+}
+
+// SetTimeFormat sets the format of the rows' times (iwarpdump -t).
+func (l *List) SetTimeFormat(f format.TimeFormat) {
+	if f != l.times {
+		l.times = f
+		clear(l.cache)
+	}
+}
+
+// TimeFormat returns the format of the rows' times.
+func (l *List) TimeFormat() format.TimeFormat { return l.times }
+
+// Time returns the time of row i in the list's format: r counts from the
+// capture's first packet (Index.First), dd from the row before (tshark's
+// delta displayed: 0 for the first row).
+func (l *List) Time(i int) string {
+	rec := l.Record(i)
+	if rec < 0 {
+		return ""
+	}
+	o := format.TextOptions{Time: l.times}
+	switch l.times {
+	case format.TimeRelative:
+		o.Ref = l.x.First()
+	case format.TimeDelta:
+		if prev := l.Record(i - 1); prev >= 0 {
+			o.Prev = l.x.Record(prev).TS
+		}
+	}
+	return TimeText(l.x.Record(rec).TS, o)
 }
 
 // Filter returns the display filter expression ("" for none).

@@ -13,7 +13,7 @@ import (
 type Row struct {
 	Rec   int    // record index
 	No    string // frame number
-	Time  string // UTC time of day, microseconds
+	Time  string // UTC time of day, microseconds, or as List.SetTimeFormat says
 	Src   string
 	Dst   string
 	Proto string

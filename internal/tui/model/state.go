@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/iwarpkit/iwarpkit/flows"
+	"github.com/iwarpkit/iwarpkit/format"
 )
 
 // Screen is what fills the terminal.
@@ -256,6 +257,15 @@ func (s *State) ApplyFilter(expr string) bool {
 	return true
 }
 
+// SetTimeFormat sets the format of the times of the record list and the
+// ladder (iwarpdump -t, tshark -t).
+func (s *State) SetTimeFormat(f format.TimeFormat) {
+	s.List.SetTimeFormat(f)
+	if s.Ladder != nil {
+		s.Ladder.SetTimeFormat(f)
+	}
+}
+
 // ShowScreen switches to a screen.
 func (s *State) ShowScreen(sc Screen) {
 	s.Screen = sc
@@ -295,6 +305,7 @@ func (s *State) Follow(c int) {
 	}
 	if s.Ladder == nil || s.LadderConn != c {
 		s.Ladder = NewLadder(s.X, c)
+		s.Ladder.SetTimeFormat(s.List.TimeFormat())
 		s.LadderConn = c
 		s.Ladder.Sync(time.Time{})
 	}

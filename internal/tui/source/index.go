@@ -96,6 +96,9 @@ func Run(ctx context.Context, r io.Reader, name string, size int64, x *model.Ind
 			break
 		}
 		frames++
+		if frames == 1 {
+			x.SetFirst(p.TS) // -t r counts from it
+		}
 		if o.OnPacket != nil {
 			o.OnPacket(&p)
 		}

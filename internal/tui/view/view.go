@@ -33,7 +33,8 @@ func hexWidth(per int) int {
 // Layout limits: below narrowWidth columns the list narrows its columns
 // (and below noTimeWidth drops Time, which the tree still shows as ts);
 // the octets pane takes 16, 8 or 4 octets a line, the most that leave the
-// detail tree minTree columns.
+// detail tree minTree columns. noTimeWidth is for the default time of
+// day; a wider time format (-t ud, ad, e) needs as many more columns.
 const (
 	narrowWidth = 120
 	noTimeWidth = 100
@@ -41,13 +42,14 @@ const (
 )
 
 // listLayout returns the list's columns (indexes into model.Columns) and
-// their widths (0: the rest) for a screen w columns wide.
-func listLayout(w int) (cols, widths []int) {
+// their widths (0: the rest) for a screen w columns wide and a Time
+// column tw wide.
+func listLayout(w, tw int) (cols, widths []int) {
 	switch {
-	case w == 0 || w >= narrowWidth:
-		return []int{0, 1, 2, 3, 4, 5}, []int{7, 15, 21, 21, 9, 0}
-	case w >= noTimeWidth:
-		return []int{0, 1, 2, 3, 4, 5}, []int{6, 15, 17, 17, 9, 0}
+	case w == 0 || w >= narrowWidth+max(tw-15, 0):
+		return []int{0, 1, 2, 3, 4, 5}, []int{7, tw, 21, 21, 9, 0}
+	case w >= noTimeWidth+max(tw-15, 0):
+		return []int{0, 1, 2, 3, 4, 5}, []int{6, tw, 17, 17, 9, 0}
 	}
 	return []int{0, 2, 3, 4, 5}, []int{6, 15, 15, 9, 0}
 }
@@ -96,6 +98,7 @@ type View struct {
 
 	top        *tview.Flex // the title and the progress bar
 	width      int         // the screen's width the layout was made for
+	timeWidth  int         // the Time column's width the layout was made for
 	cols       []int       // the list's columns (indexes into model.Columns)
 	colWidths  []int
 	hexPer     int // octets a line in the octets pane
@@ -126,7 +129,8 @@ func New(app *tview.Application, st *model.State) *View {
 	v.Hex.SetBorder(true).SetTitle(" Octets ").SetTitleAlign(tview.AlignLeft)
 	left := tview.NewFlex().SetDirection(tview.FlexRow).AddItem(v.Tree, 0, 1, false).AddItem(v.Desc, 1, 0, false)
 	v.detail = tview.NewFlex().AddItem(left, 0, 1, false).AddItem(v.Hex, hexWidth(16), 0, false)
-	v.cols, v.colWidths = listLayout(0)
+	v.timeWidth = model.TimeWidth(st.List.TimeFormat())
+	v.cols, v.colWidths = listLayout(0, v.timeWidth)
 	v.hexPer = 16
 	if app != nil {
 		app.SetBeforeDrawFunc(func(scr tcell.Screen) bool {
@@ -179,11 +183,12 @@ func New(app *tview.Application, st *model.State) *View {
 // hexPerLine), so that at 80 columns the Info column and the detail tree
 // keep a usable width.
 func (v *View) fit(w int) {
-	if w == v.width {
+	tw := model.TimeWidth(v.St.List.TimeFormat())
+	if w == v.width && tw == v.timeWidth {
 		return
 	}
-	v.width = w
-	v.cols, v.colWidths = listLayout(w)
+	v.width, v.timeWidth = w, tw
+	v.cols, v.colWidths = listLayout(w, tw)
 	if per := hexPerLine(w); per != v.hexPer {
 		v.hexPer = per
 		v.detail.ResizeItem(v.Hex, hexWidth(per), 0)
@@ -711,7 +716,7 @@ func (c *ladderContent) GetCell(row, col int) *tview.TableCell {
 		case 0:
 			return pad(tview.NewTableCell("Frame"), 7, true).SetStyle(head).SetSelectable(false)
 		case 1:
-			return pad(tview.NewTableCell("Time"), 15, false).SetStyle(head).SetSelectable(false)
+			return pad(tview.NewTableCell("Time"), c.v.timeWidth, false).SetStyle(head).SetSelectable(false)
 		case 2:
 			a, b := c.v.ladderEnds()
 			half := (ladderWidth - 1) / 2
@@ -733,7 +738,7 @@ func (c *ladderContent) GetCell(row, col int) *tview.TableCell {
 	case 0:
 		return pad(tview.NewTableCell(strconv.FormatUint(lr.Frame, 10)), 7, true).SetStyle(style)
 	case 1:
-		return pad(tview.NewTableCell(lr.Time), 15, false).SetStyle(style)
+		return pad(tview.NewTableCell(st.Ladder.Time(row-1)), c.v.timeWidth, false).SetStyle(style)
 	case 2:
 		return tview.NewTableCell(tview.Escape(arrow(lr.Label, lr.Dir, ladderWidth))).SetStyle(style)
 	case 3:
