@@ -123,4 +123,11 @@
 // in Wireshark; start the pattern with (?-i) to make it case-sensitive.
 // Strings compare by octets, numbers by value (signed values such as
 // latency_ns included).
+//
+// # Columns
+//
+// [Columns] prints the values of named fields, a line per record, for
+// iwarpdump -T fields -e as tshark -T fields prints them. The names are a
+// filter's names, resolved the same way, so that -e and -Y agree on what a
+// name means.
 package filter

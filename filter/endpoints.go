@@ -156,7 +156,9 @@ func (t *test) endpoints(r *flows.Record, s *scanState) {
 				continue
 			}
 			s.seen = true
-			if t.checkAddr(addr) == s.stopOn {
+			if s.col != nil {
+				s.col.addr(addr, s)
+			} else if t.checkAddr(addr) == s.stopOn {
 				s.stopped = true
 			}
 		default:

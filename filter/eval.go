@@ -102,6 +102,7 @@ type scanState struct {
 	stopOn  bool // stop at the first value whose check gives this
 	seen    bool // a value was found
 	stopped bool
+	col     *cell // set: the values are printed (-T fields), not checked
 }
 
 func (t *test) eval(e env) bool {
@@ -164,7 +165,7 @@ func (t *test) leaf(v *format.Value, s *scanState) {
 		if v.Kind != format.KList {
 			return
 		}
-		if t.op == opPresent {
+		if t.op == opPresent && s.col == nil {
 			s.seen, s.stopped = true, true
 			return
 		}
@@ -184,6 +185,10 @@ func (t *test) one(v *format.Value, s *scanState) {
 		return
 	}
 	s.seen = true
+	if s.col != nil {
+		s.col.value(t.f, v, s)
+		return
+	}
 	if t.check(v) == s.stopOn {
 		s.stopped = true
 	}

@@ -28,6 +28,7 @@ type field struct {
 	name   string // canonical name, as String prints it
 	typ    ftype  // the type of the value, or of each element of a list
 	hex    bool   // numbers print in hexadecimal
+	bits   uint8  // a hex number's width (dissect.Field.Bits; 0: unknown)
 	list   bool   // the value is a list; comparisons look at its elements
 	open   bool   // an object whose members are not in the registry: any dotted member is accepted
 	routes []route
@@ -53,38 +54,39 @@ type extra struct {
 	typ  ftype
 	hex  bool
 	desc string
+	bits uint8
 }
 
 // extraFields are the message and conn record keys (JSONL.md), named as in
 // the JSON Lines output. They are here because the registry describes the
 // wire fields only; a registry entry of the same name takes precedence.
 var extraFields = [...]extra{
-	{"opcode", fNum, false, "message: RDMAP opcode"},
-	{"name", fString, false, "message: opcode name"},
-	{"segments", fNum, false, "message: DDP segments gathered"},
-	{"length", fNum, false, "message: payload octets"},
-	{"first_frame", fNum, false, "message, conn: first frame"},
-	{"last_frame", fNum, false, "message, conn: last frame"},
-	{"stag", fNum, true, "message: STag (tagged)"},
-	{"to", fNum, true, "message: tagged offset of the first segment (tagged)"},
-	{"qn", fNum, false, "message: queue number (untagged)"},
-	{"msn", fNum, false, "message: message sequence number (untagged)"},
-	{"request_frame", fNum, false, "message: frame of the RDMA Read Request a Read Response answers"},
-	{"latency_ns", fNum, false, "message: Read Request to Read Response time in nanoseconds"},
-	{"initiator", fString, false, "conn: initiator endpoint"},
-	{"responder", fString, false, "conn: responder endpoint"},
-	{"state", fString, false, "conn: how far the connection got"},
-	{"ddp_version", fNum, false, "conn: DDP version seen in FPDUs"},
-	{"interop", fDyn, false, "conn: interoperability verdict"},
-	{"midstream", fBool, false, "conn: framing recovered without a handshake"},
-	{"fpdus", fNum, false, "conn: FPDU count"},
-	{"messages", fNum, false, "conn: message count"},
-	{"octets", fNum, false, "conn: octet count"},
-	{"crc_errors", fNum, false, "conn: CRC error count"},
-	{"mpa.markers_i2r", fBool, false, "conn: markers initiator to responder"},
-	{"mpa.markers_r2i", fBool, false, "conn: markers responder to initiator"},
-	{"mpa.rejected", fBool, false, "conn: the responder rejected the connection"},
-	{"mpa.p2p", fBool, false, "conn: peer-to-peer mode"},
+	{"opcode", fNum, false, "message: RDMAP opcode", 0},
+	{"name", fString, false, "message: opcode name", 0},
+	{"segments", fNum, false, "message: DDP segments gathered", 0},
+	{"length", fNum, false, "message: payload octets", 0},
+	{"first_frame", fNum, false, "message, conn: first frame", 0},
+	{"last_frame", fNum, false, "message, conn: last frame", 0},
+	{"stag", fNum, true, "message: STag (tagged)", 32},
+	{"to", fNum, true, "message: tagged offset of the first segment (tagged)", 64},
+	{"qn", fNum, false, "message: queue number (untagged)", 0},
+	{"msn", fNum, false, "message: message sequence number (untagged)", 0},
+	{"request_frame", fNum, false, "message: frame of the RDMA Read Request a Read Response answers", 0},
+	{"latency_ns", fNum, false, "message: Read Request to Read Response time in nanoseconds", 0},
+	{"initiator", fString, false, "conn: initiator endpoint", 0},
+	{"responder", fString, false, "conn: responder endpoint", 0},
+	{"state", fString, false, "conn: how far the connection got", 0},
+	{"ddp_version", fNum, false, "conn: DDP version seen in FPDUs", 0},
+	{"interop", fDyn, false, "conn: interoperability verdict", 0},
+	{"midstream", fBool, false, "conn: framing recovered without a handshake", 0},
+	{"fpdus", fNum, false, "conn: FPDU count", 0},
+	{"messages", fNum, false, "conn: message count", 0},
+	{"octets", fNum, false, "conn: octet count", 0},
+	{"crc_errors", fNum, false, "conn: CRC error count", 0},
+	{"mpa.markers_i2r", fBool, false, "conn: markers initiator to responder", 0},
+	{"mpa.markers_r2i", fBool, false, "conn: markers responder to initiator", 0},
+	{"mpa.rejected", fBool, false, "conn: the responder rejected the connection", 0},
+	{"mpa.p2p", fBool, false, "conn: peer-to-peer mode", 0},
 }
 
 // recordTypes are the record-type shorthands: a bare name is true for
@@ -123,7 +125,7 @@ func fromRegistry(f dissect.Field) *field {
 	case dissect.TypeUint:
 		r.typ = fNum
 	case dissect.TypeHex:
-		r.typ, r.hex = fNum, true
+		r.typ, r.hex, r.bits = fNum, true, f.Bits
 	case dissect.TypeString:
 		r.typ = fString
 	case dissect.TypeBytes:
@@ -199,7 +201,7 @@ func named(name string) (*field, bool) {
 	}
 	for _, e := range extraFields {
 		if e.name == name {
-			return &field{name: e.name, typ: e.typ, hex: e.hex, open: e.typ == fDyn, routes: []route{{path: e.name}}}, true
+			return &field{name: e.name, typ: e.typ, hex: e.hex, bits: e.bits, open: e.typ == fDyn, routes: []route{{path: e.name}}}, true
 		}
 	}
 	return endpointField(name)
@@ -238,7 +240,9 @@ func member(p *field, rest string) (*field, bool) {
 			if k == rest {
 				f, _ := dissect.Lookup(k)
 				r := fromRegistry(f)
-				return in(r.typ, r.hex, r.list), true
+				m := in(r.typ, r.hex, r.list)
+				m.bits = r.bits
+				return m, true
 			}
 		}
 		return nil, false
@@ -257,7 +261,7 @@ func member(p *field, rest string) (*field, bool) {
 		}
 		r := fromRegistry(f)
 		m := in(r.typ, r.hex, r.list)
-		m.open = r.open
+		m.open, m.bits = r.open, r.bits
 		return m, true
 	}
 	if p.open {
