@@ -24,7 +24,7 @@ import (
 	"github.com/iwarpkit/iwarpkit/report"
 )
 
-const usage = `usage: iwarpdump -r FILE [-r FILE...] [-T text|jsonl|parquet -w DIR] [-v] [-q] [-X] [-t FORMAT] [-c COUNT]
+const usage = `usage: iwarpdump -r FILE [-r FILE...] [-T text|jsonl|fields -e FIELD|parquet -w DIR] [-v] [-q] [-X] [-t FORMAT] [-c COUNT]
                  [-Y FILTER] [-z TABLE] [--fail-on LEVEL] [--report KIND:FILE] [--shard I/N] [--strict]
        iwarpdump -i IFACE [capture options] [EXPRESSION]
        iwarpdump split --shards N -w DIR FILE...
@@ -49,7 +49,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var (
 		files   listFlag
 		shardF  = fs.String("shard", "", "decode only the connections of shard `I/N` (0 <= I < N; a symmetric hash of the 4-tuple, as iwarpdump split uses)")
-		outType = fs.String("T", "text", "output `format`: text, jsonl, or parquet (with -w DIR: Parquet files in DIR)")
+		outType = fs.String("T", "text", "output `format`: text, jsonl, fields (the -e fields of each record, as tshark -T fields), or parquet (with -w DIR: Parquet files in DIR)")
 		verbose = fs.Bool("v", false, "print the field tree of every record")
 		quiet   = fs.Bool("q", false, "quiet: shorter lines, no attached findings")
 		hexdump = fs.Bool("X", false, "print the first octets of each payload in hex and ASCII (non-printable octets as '.')")
@@ -61,6 +61,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		display = fs.String("Y", "", "display filter: print only the records that match `EXPR` (Wireshark syntax over the field registry; iwarp_* names and ip.addr, ip.src, ip.dst, ipv6.*, tcp.port, tcp.srcport, tcp.dstport, sctp.*port accepted)")
 		stats   listFlag
 		reports listFlag
+		columns listFlag
+		colOpts = filter.DefaultColumnOptions()
 		failOn  = fs.String("fail-on", "", "exit 1 when a finding of `LEVEL` (error, warning or note) or worse is seen")
 		jobs    = fs.Int("j", 1, "decode capture files (-r) with `N` workers, connections spread across them; the output is the same as with 1 (0: one per CPU)")
 		mmap    = fs.Bool("mmap", false, "with -j 1, map uncompressed capture files into memory instead of reading them with read(2)")
@@ -77,6 +79,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fs.Var(&files, "r", "read packets from `FILE` (pcap or pcapng, optionally gzip-compressed; - for standard input); repeat -r or give a quoted glob to merge several files in timestamp order")
 	fs.Var(&stats, "z", "print statistics after the decode: `TABLE` is conn, ops, findings or latency (repeatable; with -q no records are printed; with -T jsonl and records, on standard error)")
+	fs.Var(&columns, "e", "with -T fields: print `FIELD` of each record, a column per -e in order (display-filter names: ddp.stag, iwarp_rdma.opcode, ip.src, findings.code; and frame.time_epoch, frame.time_relative, frame.time_delta_displayed)")
+	fs.Func("E", "with -T fields: `OPTION` as tshark -E: header=y|n, separator=/t|/s|C, occurrence=f|l|a, aggregator=,|/s|C, quote=d|s|n, bom=y|n", colOpts.Set)
 	fs.Var(&reports, "report", "write a report for CI: `KIND:FILE` with KIND junit, sarif or html (repeatable)")
 	live := addLiveFlags(fs)
 	prof := addProfileFlags(fs)
@@ -100,15 +104,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "iwarpdump: -c: the packet count must be at least 1")
 		return 2
 	}
-	var jsonl, parquetOut bool
+	var jsonl, parquetOut, fieldsOut bool
 	switch strings.ToLower(*outType) {
 	case "text":
+	case "fields":
+		fieldsOut = true
 	case "jsonl", "json":
 		jsonl = true
 	case "parquet":
 		parquetOut = true
 	default:
-		fmt.Fprintf(stderr, "iwarpdump: unknown output format %q (want text, jsonl or parquet)\n", *outType)
+		fmt.Fprintf(stderr, "iwarpdump: unknown output format %q (want text, jsonl, fields or parquet)\n", *outType)
 		return 2
 	}
 	tf, err := format.ParseTimeFormat(*timeFmt)
@@ -116,7 +122,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "iwarpdump: -t %s: %v\n", *timeFmt, err)
 		return 2
 	}
-	if *hexdump && (jsonl || parquetOut) {
+	if *hexdump && (jsonl || parquetOut || fieldsOut) {
 		// Not an error, as tcpdump ignores -X with -w: said once.
 		fmt.Fprintln(stderr, "iwarpdump: -X prints payload octets in text output only: ignored with -T "+strings.ToLower(*outType))
 	}
@@ -127,6 +133,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if parquetOut && live.write == "" {
 		fmt.Fprintln(stderr, "iwarpdump: -T parquet needs an output directory: -w DIR")
+		return 2
+	}
+
+	var cols *filter.Columns
+	switch {
+	case fieldsOut:
+		cols, err = filter.NewColumns(columns, colOpts)
+		if err != nil {
+			fmt.Fprintf(stderr, "iwarpdump: -T fields: %v\n", err)
+			return 2
+		}
+	case len(columns) > 0:
+		fmt.Fprintln(stderr, "iwarpdump: -e prints fields with -T fields only: add -T fields")
 		return 2
 	}
 
@@ -260,7 +279,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var buf []byte
 	var jw format.JSONWriter
 	topts := format.TextOptions{Quiet: *quiet, Verbose: *verbose, Hex: *hexdump, Time: tf}
-	if tf == format.TimeRelative && !jsonl && !live.active() {
+	if (tf == format.TimeRelative && !jsonl && cols == nil || cols.Uses("frame.time_relative")) && !live.active() {
 		// -t r counts from the first packet: read ahead from the files
 		// (not standard input), so that the workers of -j N can write
 		// the lines; otherwise the loop below sets it.
@@ -268,6 +287,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	// timeAlone: a line's time needs no other line (-t dd does).
 	timeAlone := jsonl || tf != format.TimeDelta && (tf != format.TimeRelative || !topts.Ref.IsZero())
+	var ctimes filter.ColumnTimes // -T fields: frame.time_relative and _delta_displayed
+	if cols != nil {
+		timeAlone = !cols.Uses("frame.time_delta_displayed") && (!cols.Uses("frame.time_relative") || !topts.Ref.IsZero())
+		if !silent {
+			_, _ = w.Write(cols.AppendHeader(nil))
+		}
+	}
 	emit := func(r *flows.Record) {
 		if coll != nil {
 			coll.Add(r)
@@ -280,10 +306,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return
 		}
 		buf = buf[:0]
-		if jsonl {
+		switch {
+		case cols != nil:
+			ctimes.Ref = topts.Ref
+			buf = cols.Append(buf, r, ctimes)
+			ctimes.Prev = r.TS
+		case jsonl:
 			buf = jw.Append(buf, r)
 			buf = append(buf, '\n')
-		} else {
+		default:
 			buf = format.AppendText(buf, r, topts)
 			if len(buf) > 0 {
 				topts.Prev = r.TS // -t dd
@@ -313,7 +344,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		dec = par
-		if coll == nil && pq == nil && !silent && !flt.Reads("conn") && timeAlone {
+		if coll == nil && pq == nil && !silent && !flt.Reads("conn") && !(cols != nil && cols.Reads("conn")) && timeAlone {
 			// The records are written and nothing else sees them: the
 			// workers match and render the FPDUs and messages, and the
 			// merge writes them in order with their connection ids
@@ -322,7 +353,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			// emit.
 			par.SetFormat(func() flows.Format {
 				f := topts.Format
-				if jsonl {
+				switch {
+				case cols != nil:
+					f = cols.Format(filter.ColumnTimes{Ref: topts.Ref})
+				case jsonl:
 					f = new(format.JSONWriter).Format
 				}
 				if *display == "" {
@@ -455,7 +489,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// on stdout they go to stderr, so that stdout stays a stream of
 		// JSON objects a script can read to its end (docs/jsonl.md).
 		tw := w
-		if jsonl && !silent && len(stats) > 0 {
+		if (jsonl || cols != nil) && !silent && len(stats) > 0 {
 			if err := w.Flush(); err != nil {
 				fmt.Fprintf(stderr, "iwarpdump: writing output: %v\n", err)
 				return 1

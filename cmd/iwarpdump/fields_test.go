@@ -1,0 +1,323 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/iwarpkit/iwarpkit/internal/testutil"
+)
+
+// fieldAliases are Wireshark fields of the DDP/RDMAP header that -T fields
+// prints by the same names, and how their values compare: "num" as numbers
+// (tshark prints the opcode in hex and the invalidated STag in decimal,
+// iwarpdump the other way round), "set" as the set of values of a frame
+// (tshark prints a frame's address once, iwarpdump once for each FPDU),
+// otherwise as text, so that the hex widths are tshark's.
+var fieldAliases = []struct{ name, cmp string }{
+	{"iwarp_rdma.opcode", "num"}, {"iwarp_ddp.stag", ""}, {"iwarp_ddp.tagged_offset", ""},
+	{"iwarp_ddp.msn", ""}, {"iwarp_ddp.qn", ""}, {"iwarp_ddp.mo", ""},
+	{"iwarp_ddp.last_flag", ""}, {"iwarp_ddp.tagged_flag", ""}, {"iwarp_ddp.dv", ""}, {"iwarp_rdma.version", ""},
+	{"iwarp_rdma.sinkstag", ""}, {"iwarp_rdma.sinkto", ""}, {"iwarp_rdma.rdmardsz", ""},
+	{"iwarp_rdma.srcstag", ""}, {"iwarp_rdma.srcto", ""}, {"iwarp_rdma.inval_stag", "num"},
+	{"iwarp_mpa.ulpdulength", ""}, {"iwarp_rdma.term_layer", "num"}, {"iwarp_rdma.term_hdrct_m", ""},
+	{"ip.src", "set"}, {"ip.dst", "set"}, {"ipv6.src", "set"}, {"tcp.srcport", "set"}, {"tcp.dstport", "set"},
+}
+
+// TestFieldsAsTshark: -T fields -e with Wireshark's names prints, for every
+// FPDU tshark decodes in the real and synthetic captures, what tshark -T
+// fields prints for its frame. tshark prints a line per frame, its FPDUs'
+// values joined by commas; iwarpdump a line per FPDU, whose last frame
+// (frames, occurrence=l) is the frame tshark shows it in. Frames tshark
+// does not decode (FPDUs that do not start a segment, markers) are not
+// compared. Two differences are iwarpdump's on purpose: a Terminate in
+// Linux siw's layout (rdmap.term.siw_layout) is decoded as siw meant it,
+// so its term fields are not compared; and in a frame cut short by the
+// snap length, tshark stops at the first FPDU that is not whole, where
+// iwarpdump decodes the headers that were captured (tshark's values are
+// the first of iwarpdump's there).
+func TestFieldsAsTshark(t *testing.T) {
+	tshark := testutil.RequireTshark(t)
+	files, _ := filepath.Glob("../../testdata/siw/*.pcap")
+	synthFiles, _ := filepath.Glob("../../testdata/synth/*.pcap")
+	files = append(files, synthFiles...)
+	targs := []string{"-Y", "iwarp_ddp_rdmap", "-T", "fields", "-e", "frame.number", "-e", "frame.cap_len", "-e", "frame.len"}
+	oargs := []string{"-Y", "fpdu", "-T", "fields", "-E", "occurrence=l", "-e", "frames", "-e", "rdmap.term.siw_layout"}
+	for _, a := range fieldAliases {
+		targs = append(targs, "-e", a.name)
+		oargs = append(oargs, "-e", a.name)
+	}
+	frames, values := 0, 0
+	for _, f := range files {
+		out, err := exec.Command(tshark, append([]string{"-r", f}, targs...)...).Output()
+		if err != nil {
+			t.Fatalf("tshark %s: %v", f, err)
+		}
+		code, mine, errs := runCmd(t, nil, append([]string{"-r", f}, oargs...)...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", f, code, errs)
+		}
+		byFrame := map[string][][]string{}
+		for _, l := range strings.Split(strings.TrimSuffix(mine, "\n"), "\n") {
+			if l == "" {
+				continue
+			}
+			c := strings.Split(l, "\t")
+			if len(c) != len(fieldAliases)+2 {
+				t.Fatalf("%s: line %q has %d columns", f, l, len(c))
+			}
+			byFrame[c[0]] = append(byFrame[c[0]], c[1:])
+		}
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			if l == "" {
+				continue
+			}
+			c := strings.Split(l, "\t")
+			cut := c[1] != c[2]
+			c = append(c[:1], c[3:]...)
+			rows := byFrame[c[0]]
+			if len(rows) == 0 {
+				t.Errorf("%s frame %s: tshark decodes %q, iwarpdump has no FPDU ending there", filepath.Base(f), c[0], l)
+				continue
+			}
+			frames++
+			siwTerm := slices.ContainsFunc(rows, func(r []string) bool { return r[0] == "1" })
+			for i, a := range fieldAliases {
+				if siwTerm && strings.HasPrefix(a.name, "iwarp_rdma.term_") {
+					continue
+				}
+				var vals []string
+				for _, r := range rows {
+					if r[i+1] != "" {
+						vals = append(vals, r[i+1])
+					}
+				}
+				want := c[i+1]
+				if want != "" {
+					values++
+				}
+				if n := strings.Count(want, ",") + 1; cut && want != "" && len(vals) > n {
+					vals = vals[:n]
+				}
+				got := strings.Join(vals, ",")
+				switch a.cmp {
+				case "num":
+					want, got = numbers(t, want), numbers(t, got)
+				case "set":
+					slices.Sort(vals)
+					got = strings.Join(slices.Compact(vals), ",")
+				}
+				if got != want {
+					t.Errorf("%s frame %s: %s = %q, tshark %q", filepath.Base(f), c[0], a.name, got, want)
+				}
+			}
+		}
+	}
+	if frames < 400 || values < 3000 {
+		t.Errorf("only %d frames, %d values compared", frames, values)
+	}
+	t.Logf("%d frames of %d captures, %d values as tshark's", frames, len(files), values)
+}
+
+// numbers rewrites comma-separated numbers (decimal or 0x hex) in decimal.
+func numbers(t *testing.T, s string) string {
+	t.Helper()
+	if s == "" {
+		return s
+	}
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		n, err := strconv.ParseUint(v, 0, 64)
+		if err != nil {
+			t.Fatalf("number %q: %v", v, err)
+		}
+		out = append(out, strconv.FormatUint(n, 10))
+	}
+	return strings.Join(out, ",")
+}
+
+// TestFieldsOptionsAsTshark: tshark's -E options (header, separator, quote,
+// bom) give the same octets as tshark's on captures of one FPDU a frame,
+// where tshark's line for a frame is iwarpdump's line for its FPDU.
+func TestFieldsOptionsAsTshark(t *testing.T) {
+	tshark := testutil.RequireTshark(t)
+	fields := []string{"-e", "frame.number", "-e", "iwarp_ddp.stag", "-e", "iwarp_ddp.msn", "-e", "ip.src", "-e", "iwarp_ddp.tagged_offset"}
+	for _, f := range []string{siw + "term_badwrite.pcap", siw + "crc_v2_rping.pcap"} {
+		for _, opts := range [][]string{
+			nil,
+			{"-E", "header=y", "-E", "separator=,", "-E", "quote=d"},
+			{"-E", "separator=/s", "-E", "quote=s", "-E", "bom=y"},
+			{"-E", "header=y", "-E", "separator=|", "-E", "quote=n", "-E", "header=n"},
+			{"-E", "separator=/t", "-E", "header=y"},
+		} {
+			args := append(append([]string{"-r", f, "-T", "fields"}, opts...), fields...)
+			out, err := exec.Command(tshark, append(args, "-Y", "iwarp_ddp_rdmap")...).Output()
+			if err != nil {
+				t.Fatalf("tshark %v: %v", args, err)
+			}
+			code, mine, errs := runCmd(t, nil, append(args, "-Y", "fpdu")...)
+			if code != 0 {
+				t.Fatalf("%v: exit %d: %s", args, code, errs)
+			}
+			if mine != string(out) {
+				t.Errorf("%s %v:\n got %q\nwant %q (tshark)", filepath.Base(f), opts, mine, out)
+			}
+		}
+	}
+}
+
+// TestFieldsTimesAsTshark: frame.time_epoch and frame.time_relative are
+// tshark's for the frame of each FPDU, and frame.time_delta_displayed is
+// the difference of tshark's epoch times of a line and the line before,
+// with -j 1 and -j 2, from a file and from standard input.
+func TestFieldsTimesAsTshark(t *testing.T) {
+	tshark := testutil.RequireTshark(t)
+	f := siw + "crc_v2_iwtest_ops.pcap"
+	out, err := exec.Command(tshark, "-r", f, "-T", "fields", "-e", "frame.number", "-e", "frame.time_epoch", "-e", "frame.time_relative").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	epoch, rel := map[string]string{}, map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		c := strings.Split(l, "\t")
+		epoch[c[0]], rel[c[0]] = c[1], c[2]
+	}
+	nanos := func(s string) int64 {
+		sec, frac, _ := strings.Cut(s, ".")
+		a, err1 := strconv.ParseInt(sec, 10, 64)
+		b, err2 := strconv.ParseInt(frac, 10, 64)
+		if err1 != nil || err2 != nil || len(frac) != 9 {
+			t.Fatalf("time %q", s)
+		}
+		return a*1e9 + b
+	}
+	data, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []struct {
+		name  string
+		stdin []byte
+		args  []string
+	}{{"-j 1", nil, []string{"-r", f}}, {"-j 2", nil, []string{"-r", f, "-j", "2"}}, {"stdin", data, []string{"-r", "-"}}} {
+		code, mine, errs := runCmd(t, v.stdin, append(v.args, "-T", "fields", "-Y", "fpdu || message", "-e", "frame",
+			"-e", "frame.time_epoch", "-e", "frame.time_relative", "-e", "frame.time_delta_displayed")...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", v.name, code, errs)
+		}
+		lines := strings.Split(strings.TrimSuffix(mine, "\n"), "\n")
+		if len(lines) < 100 {
+			t.Fatalf("%s: %d lines", v.name, len(lines))
+		}
+		prev := ""
+		for _, l := range lines {
+			c := strings.Split(l, "\t")
+			if c[1] != epoch[c[0]] || c[2] != rel[c[0]] {
+				t.Errorf("%s frame %s: epoch %s relative %s, tshark %s %s", v.name, c[0], c[1], c[2], epoch[c[0]], rel[c[0]])
+			}
+			want := "0.000000000"
+			if prev != "" {
+				d := nanos(epoch[c[0]]) - nanos(epoch[prev])
+				want = strconv.FormatInt(d/1e9, 10) + "." + strconv.FormatInt(1e9+d%1e9, 10)[1:]
+			}
+			if c[3] != want {
+				t.Errorf("%s frame %s: delta displayed %s, want %s", v.name, c[0], c[3], want)
+			}
+			prev = c[0]
+		}
+	}
+}
+
+// TestFieldsOccurrence: occurrence f, l and a and the aggregator pick the
+// values of a list (frames, and the codes of the attached findings) as
+// the JSON Lines record lists them.
+func TestFieldsOccurrence(t *testing.T) {
+	multi := 0 // FPDUs over several frames
+	for _, f := range []string{siw + "term_toolong.pcap", siw + "crc_v2_iwtest_ops.pcap", "../../testdata/synth/mss-span.pcap", "../../testdata/synth/rdmac.pcap"} {
+		code, js, errs := runCmd(t, nil, "-r", f, "-T", "jsonl", "-Y", "fpdu")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		var want [3][]string // first, last, all (with ;)
+		for _, l := range strings.Split(strings.TrimSpace(js), "\n") {
+			var rec struct {
+				Frames   []uint64 `json:"frames"`
+				Findings []struct {
+					Code string `json:"code"`
+				} `json:"findings"`
+			}
+			if err := json.Unmarshal([]byte(l), &rec); err != nil {
+				t.Fatal(err)
+			}
+			var fr, codes []string
+			for _, n := range rec.Frames {
+				fr = append(fr, strconv.FormatUint(n, 10))
+			}
+			for _, c := range rec.Findings {
+				codes = append(codes, c.Code)
+			}
+			if len(fr) > 1 {
+				multi++
+			}
+			pick := func(s []string, i int) string {
+				switch {
+				case len(s) == 0:
+					return ""
+				case i == 0:
+					return s[0]
+				case i == 1:
+					return s[len(s)-1]
+				}
+				return strings.Join(s, ";")
+			}
+			for i := range want {
+				want[i] = append(want[i], pick(fr, i)+"\t"+pick(codes, i))
+			}
+		}
+		for i, occ := range []string{"occurrence=f", "occurrence=l", "occurrence=a"} {
+			code, out, errs := runCmd(t, nil, "-r", f, "-T", "fields", "-Y", "fpdu", "-E", occ, "-E", "aggregator=;", "-e", "frames", "-e", "findings.code")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			if got := strings.Split(strings.TrimSuffix(out, "\n"), "\n"); !slices.Equal(got, want[i]) {
+				t.Errorf("%s %s:\n got %q\nwant %q", filepath.Base(f), occ, got, want[i])
+			}
+		}
+	}
+	if multi < 10 {
+		t.Errorf("only %d FPDUs over several frames", multi)
+	}
+}
+
+// TestFieldsErrors: -e and -E mistakes exit 2 and say what to do.
+func TestFieldsErrors(t *testing.T) {
+	f := siw + "term_badwrite.pcap"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-T", "fields"}, "name one with -e"},
+		{[]string{"-e", "ddp.stag"}, "add -T fields"},
+		{[]string{"-T", "jsonl", "-e", "ddp.stag"}, "add -T fields"},
+		{[]string{"-T", "fields", "-e", "ddp.stg"}, `did you mean "ddp.stag"`},
+		{[]string{"-T", "fields", "-e", "iwarp_mpa"}, "a protocol"},
+		{[]string{"-T", "fields", "-e", "fpdu"}, "a protocol or record type"},
+		{[]string{"-T", "fields", "-e", "rdmap.term"}, "rdmap.term.layer"},
+		{[]string{"-T", "fields", "-e", "findings"}, "findings.code"},
+		{[]string{"-T", "fields", "-e", "frame", "-E", "header"}, "want name=value"},
+		{[]string{"-T", "fields", "-e", "frame", "-E", "quote=x"}, "d (double)"},
+		{[]string{"-T", "fields", "-e", "frame", "-E", "separator=ab"}, "one printable character"},
+		{[]string{"-T", "fields", "-e", "frame", "-E", "occurrence=2"}, "f (first)"},
+		{[]string{"-T", "fields", "-e", "frame", "-E", "colour=y"}, "unknown option"},
+	} {
+		code, out, errs := runCmd(t, nil, append([]string{"-r", f}, tc.args...)...)
+		if code != 2 || out != "" || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, out %q, stderr %q; want exit 2 and %q", tc.args, code, out, errs, tc.want)
+		}
+	}
+}
