@@ -107,6 +107,7 @@ func New(path string, o Options) (*App, error) {
 	}
 	a.St = model.NewState(name, a.X, fr, o.Compile)
 	a.St.SetTimeFormat(o.Time)
+	a.St.Stats = model.NewStats()
 	a.TApp = tview.NewApplication()
 	if o.Screen != nil {
 		a.TApp.SetScreen(o.Screen)
@@ -124,7 +125,7 @@ func New(path string, o Options) (*App, error) {
 // it first to get a complete index.
 func (a *App) Index(ctx context.Context) error {
 	defer close(a.done)
-	a.err = source.Run(ctx, a.input, a.Path, a.size, a.X, source.Options{Flows: a.opts.Flows, OnPacket: a.fr.Offer})
+	a.err = source.Run(ctx, a.input, a.Path, a.size, a.X, source.Options{Flows: a.opts.Flows, OnPacket: a.fr.Offer, Stats: a.St.Stats})
 	return a.err
 }
 

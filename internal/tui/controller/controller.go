@@ -31,10 +31,11 @@ const (
 	Conns                     // the connection table
 	Findings                  // the findings
 	Ladder                    // the ladder of a connection
+	Stats                     // a statistics table
 	HelpScreen                // the help screen is up
 )
 
-var contextNames = [...]string{"Everywhere", "Record list", "Detail tree", "Octets", "Connections (c)", "Findings (e)", "Ladder (f)", "This help (?)"}
+var contextNames = [...]string{"Everywhere", "Record list", "Detail tree", "Octets", "Connections (c)", "Findings (e)", "Ladder (f)", "Statistics (z)", "This help (?)"}
 
 // Key is one key: a special key, or a rune (Key is tcell.KeyRune).
 type Key struct {
@@ -161,6 +162,8 @@ func (c *Controller) context() Context {
 		return Findings
 	case model.ScreenLadder:
 		return Ladder
+	case model.ScreenStats:
+		return Stats
 	}
 	switch c.St.Focus {
 	case model.FocusTree:
@@ -246,6 +249,8 @@ func (c *Controller) mouse(ev *tcell.EventMouse, a tview.MouseAction) (*tcell.Ev
 	double := a == tview.MouseLeftDoubleClick
 	st := c.St
 	switch {
+	case st.Screen == model.ScreenStats:
+		return nil, a // text: nothing to select
 	case st.Screen != model.ScreenMain:
 		t := c.V.Table()
 		if !t.InRect(x, y) {
@@ -350,6 +355,13 @@ func Bindings() []Binding {
 		{Global, []Key{r('e')}, "findings (expert info)", func(c *Controller) { c.St.ShowScreen(model.ScreenFindings) }},
 		{Global, []Key{r('f')}, "ladder of the connection's RDMA messages", func(c *Controller) { c.St.FollowSelected() }},
 		{Global, []Key{r('x')}, "show all connections again", func(c *Controller) { c.St.ClearConn() }},
+		{Global, []Key{r('z')}, "statistics: -z ops, latency, findings (z again: next)", func(c *Controller) {
+			if c.St.Screen == model.ScreenStats {
+				c.St.ShowStats(c.St.StatTab.Next())
+			} else {
+				c.St.ShowStats(c.St.StatTab)
+			}
+		}},
 		{Global, []Key{k(tcell.KeyTab)}, "next pane (list, tree, octets)", func(c *Controller) {
 			if c.St.Screen == model.ScreenMain {
 				c.St.CycleFocus(false)
@@ -390,6 +402,18 @@ func Bindings() []Binding {
 		{HelpScreen, []Key{k(tcell.KeyHome), r('<')}, "top", func(c *Controller) { c.V.ScrollHelp(-last) }},
 		{HelpScreen, []Key{k(tcell.KeyEnd), r('>'), r('G')}, "bottom", func(c *Controller) { c.V.ScrollHelp(last) }},
 
+		{Stats, []Key{r('1')}, "RDMAP opcodes per connection and direction (-z ops)", func(c *Controller) { c.St.ShowStats(model.StatOps) }},
+		{Stats, []Key{r('2')}, "RDMA Read latency percentiles (-z latency)", func(c *Controller) { c.St.ShowStats(model.StatLatency) }},
+		{Stats, []Key{r('3')}, "findings by severity and code (-z findings)", func(c *Controller) { c.St.ShowStats(model.StatFindings) }},
+		{Stats, up, "scroll up", func(c *Controller) { c.V.ScrollStats(-1, 0) }},
+		{Stats, down, "scroll down", func(c *Controller) { c.V.ScrollStats(1, 0) }},
+		{Stats, []Key{k(tcell.KeyLeft), r('h')}, "scroll left", func(c *Controller) { c.V.ScrollStats(0, -8) }},
+		{Stats, []Key{k(tcell.KeyRight), r('l')}, "scroll right (wide tables)", func(c *Controller) { c.V.ScrollStats(0, 8) }},
+		{Stats, []Key{k(tcell.KeyPgUp)}, "page up", func(c *Controller) { c.V.ScrollStats(-c.V.StatsRows(), 0) }},
+		{Stats, []Key{k(tcell.KeyPgDn), r(' ')}, "page down", func(c *Controller) { c.V.ScrollStats(c.V.StatsRows(), 0) }},
+		{Stats, []Key{k(tcell.KeyHome), r('<')}, "top", func(c *Controller) { c.V.ScrollStats(-last, -last) }},
+		{Stats, []Key{k(tcell.KeyEnd), r('>'), r('G')}, "bottom", func(c *Controller) { c.V.ScrollStats(last, 0) }},
+
 		{Conns, []Key{k(tcell.KeyEnter)}, "show only this connection's records", func(c *Controller) { c.St.ChooseConn() }},
 		{Findings, []Key{k(tcell.KeyEnter)}, "go to the finding's frame", func(c *Controller) { c.St.JumpToFinding() }},
 		{Ladder, []Key{k(tcell.KeyEnter)}, "go to the message's frame", func(c *Controller) { c.St.JumpFromLadder() }},
@@ -421,7 +445,7 @@ func Bindings() []Binding {
 func HelpText(bs []Binding) string {
 	var b strings.Builder
 	b.WriteString("[gray]? Esc q: close this help; ↑ ↓ PgUp PgDn Home End scroll it.[-]\n\n")
-	for _, ctx := range []Context{Global, List, Tree, Hex, Conns, Findings, Ladder, HelpScreen} {
+	for _, ctx := range []Context{Global, List, Tree, Hex, Conns, Findings, Ladder, Stats, HelpScreen} {
 		head := false
 		for _, bd := range bs {
 			if bd.Context != ctx || bd.Help == "" {

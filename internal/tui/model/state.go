@@ -20,6 +20,7 @@ const (
 	ScreenConns                  // the connection table
 	ScreenFindings               // the findings
 	ScreenLadder                 // one connection's RDMA messages
+	ScreenStats                  // a statistics table (iwarpdump -z)
 )
 
 // Focus is the pane of the main screen that takes keys.
@@ -60,6 +61,11 @@ type State struct {
 	FindSel    int
 	Ladder     *List
 	LadderConn int
+
+	// Stats are the statistics of every record indexed (nil: none kept);
+	// StatTab is the table the statistics screen shows.
+	Stats   *Stats
+	StatTab StatTable
 
 	detailRec int
 	layout    *Layout
@@ -278,6 +284,30 @@ func (s *State) ShowScreen(sc Screen) {
 	}
 }
 
+// ShowStats shows statistics table t.
+func (s *State) ShowStats(t StatTable) {
+	s.ShowScreen(ScreenStats)
+	s.StatTab = t
+	if s.Stats == nil {
+		s.Message = "no statistics kept"
+	}
+}
+
+// StatsNote says what the statistics describe: every record of the
+// capture whatever the display filter (as iwarpdump -z), and how far
+// indexing has come while it goes on.
+func (s *State) StatsNote() string {
+	p := s.X.Progress()
+	n := strconv.Itoa(s.X.Len())
+	if !p.Done {
+		return "indexing: " + strconv.Itoa(int(p.Fraction()*100)) + "% read, " + n + " records so far; the table follows"
+	}
+	if d := s.Damage(); d != "" {
+		return d + "; the " + n + " records read"
+	}
+	return "the whole capture, " + n + " records; the display filter does not apply"
+}
+
 // ChooseConn restricts the list to the connection selected in the
 // connection table and goes back to the main screen.
 func (s *State) ChooseConn() {
@@ -457,6 +487,8 @@ func (s *State) StatusLine() string {
 		b.WriteString("connections: " + strconv.Itoa(len(s.X.Conns())))
 	case ScreenFindings:
 		b.WriteString("findings: " + strconv.Itoa(s.X.NumFindings()))
+	case ScreenStats:
+		b.WriteString("statistics: -z " + s.StatTab.String())
 	case ScreenLadder:
 		b.WriteString("ladder of conn " + strconv.Itoa(s.LadderConn))
 		if s.Ladder != nil {

@@ -33,6 +33,8 @@ type Options struct {
 	OnPacket func(p *capture.Packet)
 	// Batch is how many records are added to the index at once (default 256).
 	Batch int
+	// Stats, when set, sees every record too (the statistics screens).
+	Stats *model.Stats
 }
 
 // Open opens the capture for Run: path "-" is standard input. It returns
@@ -74,6 +76,9 @@ func Run(ctx context.Context, r io.Reader, name string, size int64, x *model.Ind
 	pend := make([]*flows.Record, 0, batch)
 	flush := func() {
 		if len(pend) > 0 {
+			if o.Stats != nil {
+				o.Stats.Add(pend...)
+			}
 			x.Add(pend...)
 			pend = pend[:0]
 		}

@@ -3,6 +3,7 @@ package view
 import (
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gdamore/tcell/v2"
@@ -90,6 +91,7 @@ type View struct {
 	Conns     *tview.Table
 	Findings  *tview.Table
 	Ladder    *tview.Table
+	Stats     *tview.TextView // the statistics screen
 	Help      *tview.TextView
 
 	// Editing is the line editor in use (EditFilter, EditGoto,
@@ -106,6 +108,8 @@ type View struct {
 	hexKey     string
 	filterRows int
 	conns      []model.ConnInfo
+	statsKey   string    // what the statistics screen shows
+	statsAt    time.Time // when it was written
 }
 
 // New builds the primitives for st on app.
@@ -158,6 +162,9 @@ func New(app *tview.Application, st *model.State) *View {
 		AddPage("conns", boxed(v.Conns, " Connections (Enter: show only this one, f: follow, Esc: back) "), true, false).
 		AddPage("findings", boxed(v.Findings, " Findings (Enter: go to the frame, Esc: back) "), true, false).
 		AddPage("ladder", boxed(v.Ladder, " Ladder "), true, false)
+	v.Stats = tview.NewTextView().SetDynamicColors(true).SetWrap(false)
+	v.Stats.SetBorder(true).SetTitleAlign(tview.AlignLeft)
+	v.Content.AddPage("stats", v.Stats, true, false)
 
 	v.Status = tview.NewTextView().SetDynamicColors(true)
 	v.Prompt = tview.NewInputField().SetFieldBackgroundColor(tcell.ColorBlack).SetLabelColor(tcell.ColorYellow)
@@ -215,6 +222,75 @@ func (v *View) ScrollHelp(delta int) {
 	}
 }
 
+// statsTitles are the statistics screen's titles, by table.
+var statsTitles = [...]string{
+	model.StatOps:      "RDMAP opcodes per direction",
+	model.StatLatency:  "RDMA Read latency",
+	model.StatFindings: "Findings by code",
+}
+
+// statsEvery is how often a statistics table is written again while the
+// capture is being indexed (a table of many connections takes a while).
+const statsEvery = 500 * time.Millisecond
+
+// renderStats writes the statistics table the state names, again when the
+// records counted changed (at most every statsEvery while indexing), and
+// keeps the place scrolled to.
+func (v *View) renderStats() {
+	st := v.St
+	tab := st.StatTab
+	v.Stats.SetTitle(" Statistics -z " + tab.String() + ": " + statsTitles[tab] + " (1 2 3 z: tables, Esc: back) ")
+	n, done := 0, st.X.Progress().Done
+	if st.Stats != nil {
+		n = st.Stats.Records()
+	}
+	key := tab.String() + "/" + strconv.Itoa(n) + "/" + strconv.FormatBool(done)
+	if key == v.statsKey || !done && strings.HasPrefix(v.statsKey, tab.String()+"/") && time.Since(v.statsAt) < statsEvery {
+		return
+	}
+	sameTab := strings.HasPrefix(v.statsKey, tab.String()+"/")
+	v.statsKey, v.statsAt = key, time.Now()
+	var b strings.Builder
+	b.WriteString("[gray]" + tview.Escape(st.StatsNote()) + "[-]\n\n")
+	if st.Stats == nil {
+		b.WriteString("no statistics kept\n")
+	} else if text, err := st.Stats.Text(tab); err != nil {
+		b.WriteString("[red]" + tview.Escape(err.Error()) + "[-]\n")
+	} else {
+		b.WriteString(tview.Escape(text))
+	}
+	row, col := v.Stats.GetScrollOffset()
+	v.Stats.SetText(b.String())
+	if sameTab {
+		v.Stats.ScrollTo(row, col)
+	} else {
+		v.Stats.ScrollToBeginning()
+	}
+}
+
+// ScrollStats scrolls the statistics screen by dy lines and dx columns
+// (at least 1<<20: to the end).
+func (v *View) ScrollStats(dy, dx int) {
+	row, col := v.Stats.GetScrollOffset()
+	switch {
+	case dy >= 1<<20:
+		v.Stats.ScrollToEnd()
+		return
+	case row+dy <= 0 && dy != 0:
+		row = 0
+	default:
+		row += dy
+	}
+	v.Stats.ScrollTo(row, max(col+dx, 0))
+}
+
+// StatsRows returns how many lines of the statistics screen are on
+// screen, for PgUp and PgDn.
+func (v *View) StatsRows() int {
+	_, _, _, h := v.Stats.GetInnerRect()
+	return max(h-1, 1)
+}
+
 // HelpRows returns how many lines of the help are on screen, for PgUp
 // and PgDn.
 func (v *View) HelpRows() int {
@@ -263,6 +339,9 @@ func (v *View) Render() {
 	case model.ScreenFindings:
 		page = "findings"
 		v.Findings.Select(st.FindSel+1, 0)
+	case model.ScreenStats:
+		page = "stats"
+		v.renderStats()
 	case model.ScreenLadder:
 		page = "ladder"
 		v.Ladder.SetTitle(" Ladder of connection " + strconv.Itoa(st.LadderConn) + " (Enter: go to the frame, Esc: back) ")
@@ -305,6 +384,8 @@ func (v *View) focus() {
 		p = v.Findings
 	case v.St.Screen == model.ScreenLadder:
 		p = v.Ladder
+	case v.St.Screen == model.ScreenStats:
+		p = v.Stats
 	case v.St.Focus == model.FocusTree:
 		p = v.Tree
 	case v.St.Focus == model.FocusHex:
