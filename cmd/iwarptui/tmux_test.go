@@ -127,7 +127,20 @@ func TestTmux(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 
-	// Connections, the ladder, help, and quit.
+	// A jump, then back and forward with Alt-← and Alt-→ as a terminal
+	// sends them (ESC [ 1 ; 3 D), and [ and ].
+	m.keys("g", "13", "Enter")
+	m.waitFor("frame 17, is selected")
+	m.keys("M-Left")
+	m.waitFor("back to frame 9")
+	m.keys("M-Right")
+	m.waitFor("forward to frame 17")
+	m.keys("[")
+	m.waitFor("back to frame 9")
+	m.keys("]")
+	m.waitFor("forward to frame 17")
+
+	// Connections, the ladder, statistics, help, and quit.
 	m.keys("c")
 	scr = m.waitFor("Connections")
 	if !strings.Contains(scr, "192.0.2.2:40531") || !strings.Contains(scr, "closed") {
@@ -135,6 +148,8 @@ func TestTmux(t *testing.T) {
 	}
 	m.keys("f")
 	m.waitFor("request frame 9, latency 1.222ms")
+	m.keys("z")
+	m.waitFor("RDMAP opcodes per direction (-z ops)")
 	m.keys("?")
 	m.waitFor("iwarptui keys")
 	m.keys("?", "q")

@@ -37,17 +37,25 @@ const (
 
 var contextNames = [...]string{"Everywhere", "Record list", "Detail tree", "Octets", "Connections (c)", "Findings (e)", "Ladder (f)", "Statistics (z)", "This help (?)"}
 
-// Key is one key: a special key, or a rune (Key is tcell.KeyRune).
+// Key is one key: a special key, or a rune (Key is tcell.KeyRune), with
+// Alt held (M is tcell.ModAlt) or not (0; the other modifiers are not
+// told apart).
 type Key struct {
 	K tcell.Key
 	R rune
+	M tcell.ModMask
 }
 
-func r(c rune) Key        { return Key{K: tcell.KeyRune, R: c} }
-func k(key tcell.Key) Key { return Key{K: key} }
+func r(c rune) Key          { return Key{K: tcell.KeyRune, R: c} }
+func k(key tcell.Key) Key   { return Key{K: key} }
+func alt(key tcell.Key) Key { return Key{K: key, M: tcell.ModAlt} }
 
-// Name is the key as the help screen writes it: "↑", "PgDn", "Bksp", "q".
+// Name is the key as the help screen writes it: "↑", "PgDn", "Bksp", "q",
+// "Alt-←".
 func (k Key) Name() string {
+	if k.M&tcell.ModAlt != 0 {
+		return "Alt-" + Key{K: k.K, R: k.R}.Name()
+	}
 	if k.K == tcell.KeyRune {
 		if k.R == ' ' {
 			return "Space"
@@ -190,7 +198,7 @@ func (c *Controller) handle(ev *tcell.EventKey) *tcell.EventKey {
 			return nil
 		}
 	}
-	key := Key{K: ev.Key()}
+	key := Key{K: ev.Key(), M: ev.Modifiers() & tcell.ModAlt}
 	if key.K == tcell.KeyRune {
 		key.R = ev.Rune()
 	}
@@ -355,6 +363,8 @@ func Bindings() []Binding {
 		{Global, []Key{r('e')}, "findings (expert info)", func(c *Controller) { c.St.ShowScreen(model.ScreenFindings) }},
 		{Global, []Key{r('f')}, "ladder of the connection's RDMA messages", func(c *Controller) { c.St.FollowSelected() }},
 		{Global, []Key{r('x')}, "show all connections again", func(c *Controller) { c.St.ClearConn() }},
+		{Global, []Key{r('['), alt(tcell.KeyLeft)}, "back to where the last jump left from", func(c *Controller) { c.St.Back() }},
+		{Global, []Key{r(']'), alt(tcell.KeyRight)}, "forward again", func(c *Controller) { c.St.Forward() }},
 		{Global, []Key{r('z')}, "statistics: -z ops, latency, findings (z again: next)", func(c *Controller) {
 			if c.St.Screen == model.ScreenStats {
 				c.St.ShowStats(c.St.StatTab.Next())
@@ -389,7 +399,11 @@ func Bindings() []Binding {
 		{Tree, []Key{k(tcell.KeyEnd), r('>')}, "last field", func(c *Controller) { c.St.TreeMove(1 << 20) }},
 		{Tree, []Key{k(tcell.KeyRight), r('l'), r('+')}, "expand", func(c *Controller) { c.St.TreeExpand() }},
 		{Tree, []Key{k(tcell.KeyLeft), r('h'), r('-')}, "collapse, or go to the parent", func(c *Controller) { c.St.TreeCollapse() }},
-		{Tree, []Key{k(tcell.KeyEnter), r(' ')}, "expand or collapse", func(c *Controller) { c.St.TreeToggle() }},
+		{Tree, []Key{k(tcell.KeyEnter), r(' ')}, "expand or collapse; on a frame number, go there", func(c *Controller) {
+			if !c.St.FollowRef() {
+				c.St.TreeToggle()
+			}
+		}},
 		{Tree, []Key{r('*')}, "expand everything", func(c *Controller) { c.St.TreeExpandAll() }},
 		{Tree, backspace, "back to the list", func(c *Controller) { c.St.Focus = model.FocusList }},
 

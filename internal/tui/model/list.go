@@ -407,6 +407,13 @@ func (l *List) SelectRecord(rec int) bool {
 	return i < len(l.rows) && int(l.rows[i]) == rec
 }
 
+// Has reports whether record rec has a row, or may have one: the list's
+// filters have not examined it yet.
+func (l *List) Has(rec int) bool {
+	i := sort.Search(len(l.rows), func(i int) bool { return int(l.rows[i]) >= rec })
+	return i < len(l.rows) && int(l.rows[i]) == rec || l.scanned <= rec
+}
+
 // GotoFrame selects the first row of frame f or, when f has no row, the
 // first row after it. It reports whether a row of frame f was found.
 func (l *List) GotoFrame(f uint64) bool {

@@ -67,6 +67,9 @@ type State struct {
 	Stats   *Stats
 	StatTab StatTable
 
+	// Hist is where jumps left from, for Back and Forward.
+	Hist History
+
 	detailRec int
 	layout    *Layout
 	raw       []RawFrame
@@ -199,11 +202,12 @@ func (s *State) MoveList(delta int) { s.List.Move(delta); s.refreshDetail() }
 // SelectRow selects list row i (a mouse click).
 func (s *State) SelectRow(i int) { s.List.Select(i); s.refreshDetail() }
 
-// ListHome and ListEnd select the first and last rows.
-func (s *State) ListHome() { s.List.Select(0); s.refreshDetail() }
+// ListHome and ListEnd select the first and last rows (jumps: Back
+// returns).
+func (s *State) ListHome() { s.jump(func() { s.List.Select(0); s.refreshDetail() }) }
 
 // ListEnd selects the last row.
-func (s *State) ListEnd() { s.List.Select(s.List.Len() - 1); s.refreshDetail() }
+func (s *State) ListEnd() { s.jump(func() { s.List.Select(s.List.Len() - 1); s.refreshDetail() }) }
 
 // TreeMove moves the current tree node by delta lines.
 func (s *State) TreeMove(delta int) { s.Tree.Move(delta); s.rebuildHex() }
@@ -309,8 +313,11 @@ func (s *State) StatsNote() string {
 }
 
 // ChooseConn restricts the list to the connection selected in the
-// connection table and goes back to the main screen.
-func (s *State) ChooseConn() {
+// connection table and goes back to the main screen (a jump: Back
+// returns to the table).
+func (s *State) ChooseConn() { s.jump(s.chooseConn) }
+
+func (s *State) chooseConn() {
 	cs := s.X.Conns()
 	if s.ConnSel < 0 || s.ConnSel >= len(cs) {
 		return
@@ -366,8 +373,10 @@ func (s *State) FollowSelected() {
 
 // JumpToRecord shows record rec selected in the main list. When the list's
 // filters hide it, the nearest following row is selected and the status
-// line says so.
-func (s *State) JumpToRecord(rec int) {
+// line says so. Back returns to where it was called from.
+func (s *State) JumpToRecord(rec int) { s.jump(func() { s.jumpToRecord(rec) }) }
+
+func (s *State) jumpToRecord(rec int) {
 	s.Screen = ScreenMain
 	s.Focus = FocusList
 	e := s.X.Entry(rec)
@@ -409,8 +418,10 @@ func (s *State) JumpFromLadder() {
 // GotoFrame selects the first row of frame f or, when f has none, the
 // next row after it. The status line says which: the frame, the next
 // frame selected, or why nothing moved (no records, f past the last
-// frame, no row at or after f).
-func (s *State) GotoFrame(f uint64) {
+// frame, no row at or after f). Back returns.
+func (s *State) GotoFrame(f uint64) { s.jump(func() { s.gotoFrame(f) }) }
+
+func (s *State) gotoFrame(f uint64) {
 	s.Screen = ScreenMain
 	p := s.X.Progress()
 	n := strconv.FormatUint(f, 10)
@@ -437,12 +448,39 @@ func (s *State) GotoFrame(f uint64) {
 	s.refreshDetail()
 }
 
-// Search looks for text in the list's rows, forwards or backwards.
+// Search looks for text in the list's rows, forwards or backwards; Back
+// returns from the match.
 func (s *State) Search(text string, forward bool) {
-	s.List.Search(text, forward)
-	s.List.Sync(time.Time{})
-	s.searchMessage()
-	s.refreshDetail()
+	s.jump(func() {
+		s.List.Search(text, forward)
+		s.List.Sync(time.Time{})
+		s.searchMessage()
+		s.refreshDetail()
+	})
+}
+
+// FollowRef goes to the frame the current node of the detail tree refers
+// to (Node.Frames: a Terminate's terminated segment, a Read Response's
+// request, a finding's frames): the first of them that is not the
+// record's own frame. It reports whether the node is such a reference.
+func (s *State) FollowRef() bool {
+	n := s.Tree.Current()
+	if n == nil || len(n.Frames) == 0 {
+		return false
+	}
+	var own uint64
+	if s.detailRec >= 0 {
+		own = s.X.Entry(s.detailRec).Frame
+	}
+	f := n.Frames[0]
+	for _, g := range n.Frames {
+		if g != own {
+			f = g
+			break
+		}
+	}
+	s.GotoFrame(f)
+	return true
 }
 
 // SearchNext repeats the last search.

@@ -21,10 +21,14 @@ type Node struct {
 	Path string
 	// Name is the field registry's name for the field (dissect.Lookup),
 	// "" when the registry does not describe it.
-	Name     string
-	Label    string // what the tree shows: "name: value"
-	Desc     string // the registry's description
-	Ref      string // the RFC section that defines the field
+	Name  string
+	Label string // what the tree shows: "name: value"
+	Desc  string // the registry's description
+	Ref   string // the RFC section that defines the field
+	// Frames are the frames a field refers to (frames, first_frame,
+	// last_frame, request_frame, rdmap.term.segment_frame, a finding's
+	// frames): Enter on it goes there, as Wireshark's frame links.
+	Frames   []uint64
 	Children []*Node
 	open     bool // expanded unless the user said otherwise
 }
@@ -365,8 +369,35 @@ func kvNode(kv format.KV, prefix string) *Node {
 		}
 	default:
 		n.Label = path + ": " + Value(v, f.Type == dissect.TypeHex || (!ok && hexName(path)))
+		if frameKeys[kv.Key] {
+			n.Frames = frameValues(v)
+		}
 	}
 	return n
+}
+
+// frameKeys are the keys whose values are frame numbers (format's field
+// lists name them so).
+var frameKeys = map[string]bool{
+	"frame": true, "frames": true, "first_frame": true, "last_frame": true,
+	"request_frame": true, "segment_frame": true,
+}
+
+// frameValues returns the frame numbers of a number or a list of them.
+func frameValues(v format.Value) []uint64 {
+	switch v.Kind {
+	case format.KUint:
+		return []uint64{v.U}
+	case format.KList:
+		var fs []uint64
+		for _, e := range v.List {
+			if e.Kind == format.KUint {
+				fs = append(fs, e.U)
+			}
+		}
+		return fs
+	}
+	return nil
 }
 
 // inline summarises an object's scalar values on one line.
