@@ -82,6 +82,12 @@ func AppendText(dst []byte, r *flows.Record, o TextOptions) []byte {
 	dst = append(dst, '\n')
 	if !o.Quiet {
 		for _, f := range attached {
+			if f.Code == rdmap.CodeTerminate && r.Type == flows.RecFPDU {
+				// The line explains the Terminate already: the finding's
+				// message (for the tables, reports and JSON) is not
+				// printed a second time.
+				f.Msg = "the sender ended the connection with this Terminate (explained above)"
+			}
 			dst = append(dst, "    "...)
 			dst = appendFinding(dst, f)
 			dst = append(dst, '\n')

@@ -3,10 +3,12 @@ package format
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/iwarpkit/iwarpkit/dissect"
 	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
 	"github.com/iwarpkit/iwarpkit/flows"
 	"github.com/iwarpkit/iwarpkit/internal/testutil"
@@ -208,4 +210,48 @@ func TestVerboseTree(t *testing.T) {
 		}
 	}
 	t.Logf("%d records", n)
+}
+
+// TestTerminateExplainedOnce: the text of a Terminate is printed on its
+// line and not again in the rdmap.terminate finding under it, while the
+// finding's message (JSON Lines, tables, reports) keeps it; no finding
+// message repeats its code's layer ("rdmap: ...").
+func TestTerminateExplainedOnce(t *testing.T) {
+	files, _ := filepath.Glob("../testdata/*/*.pcap")
+	terms := 0
+	for _, f := range files {
+		for _, r := range testutil.Decode(t, f, flows.Options{}) {
+			var fs []dissect.Finding
+			switch r.Type {
+			case flows.RecFPDU:
+				fs = r.FPDU.Findings
+			case flows.RecMPA:
+				fs = r.MPA.Findings
+			case flows.RecFinding:
+				fs = []dissect.Finding{*r.Finding}
+			}
+			for _, fd := range fs {
+				if layer, _, _ := strings.Cut(fd.Code, "."); strings.HasPrefix(fd.Msg, layer+": ") {
+					t.Errorf("%s frame %d: %s message %q repeats the layer", filepath.Base(f), r.Frame, fd.Code, fd.Msg)
+				}
+			}
+			if r.Type != flows.RecFPDU || !r.FPDU.SegOK || r.FPDU.Seg.Opcode != rdmap.OpTerminate {
+				continue
+			}
+			terms++
+			text := string(AppendText(nil, r, TextOptions{}))
+			explain := string(appendSafe(nil, r.FPDU.Seg.Term.Explain()))
+			if n := strings.Count(text, explain); n != 1 {
+				t.Errorf("%s frame %d: the Terminate's text is printed %d times:\n%s", filepath.Base(f), r.Frame, n, text)
+			}
+			for _, fd := range r.FPDU.Findings {
+				if fd.Code == rdmap.CodeTerminate && !strings.Contains(fd.Msg, r.FPDU.Seg.Term.Explain()) {
+					t.Errorf("%s frame %d: the finding %q does not explain the Terminate", filepath.Base(f), r.Frame, fd.Msg)
+				}
+			}
+		}
+	}
+	if terms < 7 {
+		t.Errorf("only %d Terminates", terms)
+	}
 }

@@ -54,12 +54,12 @@ func (f Frame) Check(dst []dissect.Finding) []dissect.Finding {
 		dst = append(dst, dissect.Finding{
 			Severity: dissect.SeverityWarning,
 			Code:     CodePDLenTooLong,
-			Msg:      "mpa: PD_Length " + strconv.Itoa(int(f.PDLen)) + " exceeds the maximum of 512 octets",
+			Msg:      "PD_Length " + strconv.Itoa(int(f.PDLen)) + " exceeds the maximum of 512 octets",
 			Ref:      refFrame5044,
 		})
 	}
 	if f.Res != 0 {
-		msg := "mpa: reserved flag bits 0x" + strconv.FormatUint(uint64(f.Res), 16) + " are set (should be sent as zero)"
+		msg := "reserved flag bits 0x" + strconv.FormatUint(uint64(f.Res), 16) + " are set (should be sent as zero)"
 		if f.Res&gsoExp != 0 {
 			msg += "; 0x08 is the Linux siw GSO_EXP flag (try_gso)"
 		}
@@ -74,7 +74,7 @@ func (f Frame) Check(dst []dissect.Finding) []dissect.Finding {
 		dst = append(dst, dissect.Finding{
 			Severity: dissect.SeverityWarning,
 			Code:     CodeRevUnknown,
-			Msg:      "mpa: unknown revision " + strconv.Itoa(int(f.Rev)) + " (known: 0, 1, 2)",
+			Msg:      "unknown revision " + strconv.Itoa(int(f.Rev)) + " (known: 0, 1, 2)",
 			Ref:      refFrame5044 + "; " + refFrame6581,
 		})
 	}
@@ -82,7 +82,7 @@ func (f Frame) Check(dst []dissect.Finding) []dissect.Finding {
 		dst = append(dst, dissect.Finding{
 			Severity: dissect.SeverityWarning,
 			Code:     CodeRejectInRequest,
-			Msg:      "mpa: Reject bit set in an MPA Request (it must be zero there)",
+			Msg:      "Reject bit set in an MPA Request (it must be zero there)",
 			Ref:      refFrame5044,
 		})
 	}
@@ -91,7 +91,7 @@ func (f Frame) Check(dst []dissect.Finding) []dissect.Finding {
 			dst = append(dst, dissect.Finding{
 				Severity: dissect.SeverityError,
 				Code:     CodeEnhancedMissing,
-				Msg:      "mpa: S bit set in a revision 2 frame but the private data (" + strconv.Itoa(len(f.PD)) + " octets) cannot hold the 4-octet Enhanced data",
+				Msg:      "S bit set in a revision 2 frame but the private data (" + strconv.Itoa(len(f.PD)) + " octets) cannot hold the 4-octet Enhanced data",
 				Ref:      refFrame6581,
 			})
 		}
@@ -99,7 +99,7 @@ func (f Frame) Check(dst []dissect.Finding) []dissect.Finding {
 			dst = append(dst, dissect.Finding{
 				Severity: dissect.SeverityNote,
 				Code:     CodeSWithoutRev2,
-				Msg:      "mpa: S (Enhanced) bit set in a revision " + strconv.Itoa(int(f.Rev)) + " frame; it means Enhanced data only with revision 2",
+				Msg:      "S (Enhanced) bit set in a revision " + strconv.Itoa(int(f.Rev)) + " frame; it means Enhanced data only with revision 2",
 				Ref:      refFrame6581,
 			})
 		}

@@ -343,8 +343,8 @@ func TestCheck(t *testing.T) {
 		var s []string
 		for _, f := range fs {
 			s = append(s, f.Code+"/"+f.Severity.String())
-			if f.Ref == "" || !strings.HasPrefix(f.Msg, "mpa: ") || f.Frames != nil {
-				t.Errorf("finding %+v: needs Ref, an \"mpa: \" message and nil Frames", f)
+			if f.Ref == "" || f.Msg == "" || strings.HasPrefix(f.Msg, "mpa: ") || f.Frames != nil {
+				t.Errorf("finding %+v: needs Ref, a message (not repeating the code's layer as \"mpa: \") and nil Frames", f)
 			}
 		}
 		return strings.Join(s, " ")

@@ -9,8 +9,8 @@ const (
 	// octets of payload.
 	capSend = "0022 4143 00000000 00000000 00000001 00000000 00005588df645c6056770c0000000040 00000000"
 	// basic_rping_v2_nocrc.pcap frame 9: RDMA Read Request, sink STag
-	// 0xb069b300 TO 0x0000559cab83b550, 64 octets, source STag 0x56770c00
-	// TO 0x00005588df645c60.
+	// 0xb069b300 TO 0x559cab83b550, 64 octets, source STag 0x56770c00
+	// TO 0x5588df645c60.
 	capReadReq = "002e 4141 00000000 00000001 00000001 00000000 b069b300 0000559cab83b550 00000040 56770c00 00005588df645c60 00000000"
 	// basic_rping_v2_nocrc.pcap frame 10: RDMA Read Response to it, 64
 	// octets.
@@ -26,8 +26,8 @@ const (
 
 	// term_badwrite.pcap frame 11: siw Terminate DDP / Tagged Buffer /
 	// Invalid STag, M and D, segment length 64, terminated tagged RDMA
-	// Write header STag 0x07bf1600 TO 0x0000007fe0b83470.
-	capTermBadWrite = "0026 4147 00000000 00000002 00000001 00000000 | 11 00 03 00 | 0040 | c140 07bf1600 0000007fe0b83470 | 00000000"
+	// Write header STag 0x07bf1600 TO 0x7fe0b8347000.
+	capTermBadWrite = "0026 4147 00000000 00000002 00000001 00000000 | 11 00 03 00 | 0040 | c140 07bf1600 00007fe0b8347000 | 00000000"
 	// term_sendinv.pcap frame 13: siw Terminate RDMAP / Remote Operation
 	// / STag cannot be invalidated, M and D, segment length 40,
 	// terminated untagged Send with SE and Invalidate header (MSN 2).

@@ -118,36 +118,36 @@ func (s *Segment) Check(dst []dissect.Finding) []dissect.Finding {
 	case ddp.VersionIETF:
 	case ddp.VersionRDMAC:
 		dst = finding(dst, dissect.SeverityNote, CodeDDPVersionRDMAC,
-			"ddp: DDP version 0 (RDMA Consortium RNIC); IETF RNICs use 1", refDDPCtrl+"; "+refInterop)
+			"DDP version 0 (RDMA Consortium RNIC); IETF RNICs use 1", refDDPCtrl+"; "+refInterop)
 	default:
 		dst = finding(dst, dissect.SeverityWarning, CodeDDPVersionUnknown,
-			"ddp: unknown DDP version "+itoa(uint64(h.DV))+" (IETF uses 1, RDMA Consortium 0)", refDDPCtrl+"; "+refValidate)
+			"unknown DDP version "+itoa(uint64(h.DV))+" (IETF uses 1, RDMA Consortium 0)", refDDPCtrl+"; "+refValidate)
 	}
 	if h.Rsvd != 0 {
 		dst = finding(dst, dissect.SeverityWarning, CodeDDPRsvdNonzero,
-			"ddp: reserved bits of the DDP control octet are "+hex1(h.Rsvd)+", must be zero", refDDPCtrl)
+			"reserved bits of the DDP control octet are "+hex1(h.Rsvd)+", must be zero", refDDPCtrl)
 	}
 	switch s.RV {
 	case VersionIETF:
 	case VersionRDMAC:
 		dst = finding(dst, dissect.SeverityNote, CodeRDMAPVersionRDMAC,
-			"rdmap: RDMAP version 0 (RDMA Consortium RNIC); IETF RNICs use 1", refRDMAPCtrl+"; "+refInterop)
+			"RDMAP version 0 (RDMA Consortium RNIC); IETF RNICs use 1", refRDMAPCtrl+"; "+refInterop)
 	default:
 		dst = finding(dst, dissect.SeverityWarning, CodeRDMAPVersionUnknown,
-			"rdmap: unknown RDMAP version "+itoa(uint64(s.RV))+" (IETF uses 1, RDMA Consortium 0)", refRDMAPCtrl+"; "+refValidate)
+			"unknown RDMAP version "+itoa(uint64(s.RV))+" (IETF uses 1, RDMA Consortium 0)", refRDMAPCtrl+"; "+refValidate)
 	}
 	if s.RV != h.DV {
 		dst = finding(dst, dissect.SeverityWarning, CodeVersionMix,
-			"rdmap: DDP version "+itoa(uint64(h.DV))+" with RDMAP version "+itoa(uint64(s.RV))+"; the two are always the same", refInterop)
+			"DDP version "+itoa(uint64(h.DV))+" with RDMAP version "+itoa(uint64(s.RV))+"; the two are always the same", refInterop)
 	}
 	if s.Rsvd != 0 {
 		dst = finding(dst, dissect.SeverityWarning, CodeRDMAPRsvdNonzero,
-			"rdmap: reserved bits of the RDMAP control octet are "+hex1(s.Rsvd)+", must be zero", refRDMAPCtrl)
+			"reserved bits of the RDMAP control octet are "+hex1(s.Rsvd)+", must be zero", refRDMAPCtrl)
 	}
 	op := s.Opcode
 	if !op.Valid() {
 		return finding(dst, dissect.SeverityError, CodeOpcodeReserved,
-			"rdmap: reserved opcode "+hex1(uint8(op)), refFigure4+"; RFC 7306; "+refValidate)
+			"reserved opcode "+hex1(uint8(op)), refFigure4+"; RFC 7306; "+refValidate)
 	}
 	if h.T != op.Tagged() {
 		model := "untagged"
@@ -155,7 +155,7 @@ func (s *Segment) Check(dst []dissect.Finding) []dissect.Finding {
 			model = "tagged"
 		}
 		dst = finding(dst, dissect.SeverityError, CodeTaggedMismatch,
-			"rdmap: "+op.String()+" must use the "+model+" buffer model but its Tagged flag is "+strconv.FormatBool(h.T), refFigure4)
+			""+op.String()+" must use the "+model+" buffer model but its Tagged flag is "+strconv.FormatBool(h.T), refFigure4)
 	}
 	if !h.T {
 		dst = s.checkUntagged(dst)
@@ -164,12 +164,12 @@ func (s *Segment) Check(dst []dissect.Finding) []dissect.Finding {
 	case OpReadRequest:
 		if len(s.Payload) > 0 {
 			dst = finding(dst, dissect.SeverityWarning, CodePayloadUnexpected,
-				"rdmap: "+itoa(uint64(len(s.Payload)))+" octets follow the RDMA Read Request header, which carries no payload", refFigure5)
+				""+itoa(uint64(len(s.Payload)))+" octets follow the RDMA Read Request header, which carries no payload", refFigure5)
 		}
 	case OpTerminate:
 		if len(s.Payload) > 0 {
 			dst = finding(dst, dissect.SeverityWarning, CodePayloadUnexpected,
-				"rdmap: "+itoa(uint64(len(s.Payload)))+" octets follow the Terminate header, which carries no payload", refFigure5)
+				""+itoa(uint64(len(s.Payload)))+" octets follow the Terminate header, which carries no payload", refFigure5)
 		}
 		dst = s.Term.check(dst)
 	}
@@ -182,59 +182,59 @@ func (s *Segment) checkUntagged(dst []dissect.Finding) []dissect.Finding {
 	h, op := s.DDP, s.Opcode
 	if h.QN > ddp.QNAtomic {
 		dst = finding(dst, dissect.SeverityError, CodeDDPQNInvalid,
-			"ddp: queue number "+itoa(uint64(h.QN))+" is not one RDMAP uses (0 Send, 1 Read Request, 2 Terminate, 3 RFC 7306 atomics)",
+			"queue number "+itoa(uint64(h.QN))+" is not one RDMAP uses (0 Send, 1 Read Request, 2 Terminate, 3 RFC 7306 atomics)",
 			refFigure4+"; RFC 5041 DDP error numbers (Invalid QN)")
 	} else if want, ok := op.QN(); ok && h.QN != want && !(op == OpAtomicRequest && h.QN == ddp.QNAtomic) {
 		dst = finding(dst, dissect.SeverityError, CodeQNMismatch,
-			"rdmap: "+op.String()+" on queue "+itoa(uint64(h.QN))+", must use queue "+itoa(uint64(want)), refFigure4)
+			""+op.String()+" on queue "+itoa(uint64(h.QN))+", must use queue "+itoa(uint64(want)), refFigure4)
 	}
 	switch op {
 	case OpReadRequest:
 		if !h.L {
 			dst = finding(dst, dissect.SeverityError, CodeReadReqNotLast,
-				"rdmap: RDMA Read Request segment without the Last flag; the request is one segment", refReadReq)
+				"RDMA Read Request segment without the Last flag; the request is one segment", refReadReq)
 		}
 		if h.MO != 0 {
 			dst = finding(dst, dissect.SeverityError, CodeReadReqMO,
-				"rdmap: RDMA Read Request segment at message offset "+itoa(uint64(h.MO))+", must be 0", refReadReq)
+				"RDMA Read Request segment at message offset "+itoa(uint64(h.MO))+", must be 0", refReadReq)
 		}
 	case OpTerminate:
 		if !h.L {
 			dst = finding(dst, dissect.SeverityError, CodeTermNotLast,
-				"rdmap: Terminate segment without the Last flag; the Terminate is one segment", refTerm)
+				"Terminate segment without the Last flag; the Terminate is one segment", refTerm)
 		}
 		if h.MO != 0 {
 			dst = finding(dst, dissect.SeverityError, CodeTermMO,
-				"rdmap: Terminate segment at message offset "+itoa(uint64(h.MO))+", must be 0", refTerm)
+				"Terminate segment at message offset "+itoa(uint64(h.MO))+", must be 0", refTerm)
 		}
 	}
 	if !op.HasInvalidate() && h.ULPRsvd != 0 {
 		dst = finding(dst, dissect.SeverityWarning, CodeInvalSTagNonzero,
-			"rdmap: Invalidate STag field is "+hex32(h.ULPRsvd)+" on a "+op.String()+", must be zero", refRDMAPCtrl)
+			"Invalidate STag field is "+hex32(h.ULPRsvd)+" on a "+op.String()+", must be zero", refRDMAPCtrl)
 	}
 	return dst
 }
 
 // check holds the Terminate header checks of Segment.Check.
 func (t Terminate) check(dst []dissect.Finding) []dissect.Finding {
-	dst = finding(dst, dissect.SeverityError, CodeTerminate, "rdmap: Terminate: "+t.Explain(), refTerm)
+	dst = finding(dst, dissect.SeverityError, CodeTerminate, "Terminate: "+t.Explain(), refTerm)
 	if t.SiwLayout {
 		dst = finding(dst, dissect.SeverityNote, CodeTermSiwLayout,
-			"rdmap: Terminate control word in Linux siw's little-endian bitfield layout (Layer and EType nibbles swapped, M/D/R in the low bits of octet 2); decoded as siw meant it",
+			"Terminate control word in Linux siw's little-endian bitfield layout (Layer and EType nibbles swapped, M/D/R in the low bits of octet 2); decoded as siw meant it",
 			refSiw+"; RFC 5040 §4.8 Figure 8")
 	}
 	if !Defined(t.Layer, t.EType, t.Code) {
 		dst = finding(dst, dissect.SeverityWarning, CodeTermCodeUnknown,
-			"rdmap: Terminate error "+hex1(t.Layer)+"/"+hex1(t.EType)+"/"+hex2(t.Code)+" (Layer/EType/Code) is not in the RFC 5040, 5041, 5044 or 6581 tables",
+			"Terminate error "+hex1(t.Layer)+"/"+hex1(t.EType)+"/"+hex2(t.Code)+" (Layer/EType/Code) is not in the RFC 5040, 5041, 5044 or 6581 tables",
 			"RFC 5040 §4.8 Figure 9; RFC 6580 (IANA RDDP registry)")
 	}
 	if t.Rsvd != 0 {
 		dst = finding(dst, dissect.SeverityWarning, CodeTermRsvdNonzero,
-			"rdmap: reserved bits of the Terminate control word are "+hex32(uint32(t.Rsvd))+", must be zero", "RFC 5040 §4.8")
+			"reserved bits of the Terminate control word are "+hex32(uint32(t.Rsvd))+", must be zero", "RFC 5040 §4.8")
 	}
 	if t.M && t.HasDDP && int(t.DDPSegLen) < t.DDP.Len() {
 		dst = finding(dst, dissect.SeverityWarning, CodeTermSegLenShort,
-			"rdmap: Terminate DDP Segment Length "+itoa(uint64(t.DDPSegLen))+" is shorter than the "+itoa(uint64(t.DDP.Len()))+"-octet DDP header it covers", "RFC 5040 §4.8")
+			"Terminate DDP Segment Length "+itoa(uint64(t.DDPSegLen))+" is shorter than the "+itoa(uint64(t.DDP.Len()))+"-octet DDP header it covers", "RFC 5040 §4.8")
 	}
 	return t.CheckHeaders(dst)
 }

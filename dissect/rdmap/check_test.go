@@ -54,7 +54,7 @@ func TestCheck(t *testing.T) {
 		},
 		{
 			"terminate with short segment length, DDP error without header",
-			"41 47 00000000 00000002 00000001 00000000 | 11 00 c0 00 0004 c140 07bf1600 0000007fe0b83470",
+			"41 47 00000000 00000002 00000001 00000000 | 11 00 c0 00 0004 c140 07bf1600 00007fe0b8347000",
 			[]string{CodeTerminate, CodeTermSegLenShort},
 		},
 		{
@@ -77,7 +77,8 @@ func TestCheck(t *testing.T) {
 		}
 		for _, f := range fs {
 			if f.Severity < dissect.SeverityNote || f.Severity > dissect.SeverityError || f.Ref == "" ||
-				!(strings.HasPrefix(f.Msg, "rdmap: ") || strings.HasPrefix(f.Msg, "ddp: ")) ||
+				f.Msg == "" || strings.HasPrefix(f.Msg, "rdmap: ") || strings.HasPrefix(f.Msg, "ddp: ") || // the code names the layer
+
 				!(strings.HasPrefix(f.Code, "rdmap.") || strings.HasPrefix(f.Code, "ddp.")) {
 				t.Errorf("%s: malformed finding %+v", tc.name, f)
 			}
@@ -95,7 +96,7 @@ func TestCheckRealTerminates(t *testing.T) {
 		if got := strings.Join(codesOf(fs), ","); got != CodeTerminate+","+CodeTermSiwLayout {
 			t.Errorf("codes %s", got)
 		}
-		if fs[0].Severity != dissect.SeverityError || fs[0].Msg != "rdmap: Terminate: "+s.Term.Explain() {
+		if fs[0].Severity != dissect.SeverityError || fs[0].Msg != "Terminate: "+s.Term.Explain() {
 			t.Errorf("terminate finding %+v", fs[0])
 		}
 		if fs[1].Severity != dissect.SeverityNote {

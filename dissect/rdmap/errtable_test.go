@@ -143,7 +143,7 @@ func TestExplain(t *testing.T) {
 		{
 			"term_badwrite frame 11", wantTermBadWrite,
 			"DDP Tagged Buffer Error: Invalid STag (a tagged segment (RDMA Write or Read Response) named an STag the receiver does not know)" +
-				"; terminated segment: RDMA Write, STag 0x07bf1600, TO 0x0000007fe0b83470, 64 octets" + siw,
+				"; terminated segment: RDMA Write, STag 0x07bf1600, TO 0x7fe0b8347000, 64 octets" + siw,
 		},
 		{
 			"term_sendinv frame 13", wantTermSendInv,
@@ -169,7 +169,7 @@ func TestExplain(t *testing.T) {
 			"read request header",
 			Terminate{Layer: 0, EType: 1, Code: 1, R: true, HasRDMA: true, RDMA: ReadRequest{SinkSTag: 0xb069b300, SinkTO: 0x559cab83b550, Size: 64, SrcSTag: 0x56770c00, SrcTO: 0x5588df645c60}},
 			"RDMAP Remote Protection Error: Base or bounds violation (the request reached outside the memory region its STag names)" +
-				"; terminated RDMA Read Request: 64 octets from STag 0x56770c00 TO 0x00005588df645c60 to STag 0xb069b300 TO 0x0000559cab83b550",
+				"; terminated RDMA Read Request: 64 octets from STag 0x56770c00 TO 0x5588df645c60 to STag 0xb069b300 TO 0x559cab83b550",
 		},
 		{"unknown code", Terminate{Layer: 0, EType: 2, Code: 0x0A}, "RDMAP Remote Operation Error: unknown error code 0x0A"},
 		{"unknown etype", Terminate{Layer: 2, EType: 1, Code: 2}, "LLP Reserved error type (0x1), error code 0x02"},

@@ -13,7 +13,7 @@ var badWriteTerminate = []byte{
 	0x11, 0x00, 0x03, 0x00, // Terminate control, siw layout
 	0x00, 0x40, // DDP Segment Length 64
 	0xc1, 0x40, 0x07, 0xbf, 0x16, 0x00, // terminated RDMA Write header
-	0, 0, 0, 0x7f, 0xe0, 0xb8, 0x34, 0x70,
+	0, 0, 0x7f, 0xe0, 0xb8, 0x34, 0x70, 0,
 }
 
 func ExampleDecode() {
@@ -26,7 +26,7 @@ func ExampleDecode() {
 	fmt.Println(s.Term.Explain())
 	// Output:
 	// Terminate on queue 2
-	// DDP Tagged Buffer Error: Invalid STag (a tagged segment (RDMA Write or Read Response) named an STag the receiver does not know); terminated segment: RDMA Write, STag 0x07bf1600, TO 0x0000007fe0b83470, 64 octets [control word in Linux siw's little-endian bitfield layout]
+	// DDP Tagged Buffer Error: Invalid STag (a tagged segment (RDMA Write or Read Response) named an STag the receiver does not know); terminated segment: RDMA Write, STag 0x07bf1600, TO 0x7fe0b8347000, 64 octets [control word in Linux siw's little-endian bitfield layout]
 }
 
 func ExampleSegment_Check() {

@@ -17,15 +17,10 @@ func hex32(v uint32) string {
 	return string(b[:])
 }
 
-// hex64 formats v as "0x" and sixteen lowercase hex digits.
-func hex64(v uint64) string {
-	var b [18]byte
-	b[0], b[1] = '0', 'x'
-	for i := 17; i >= 2; i-- {
-		b[i] = lowerHex[v&0xF]
-		v >>= 4
-	}
-	return string(b[:])
+// hexTO formats a tagged offset as "0x" and its lowercase hex digits
+// without leading zeros, as the FPDU's text line prints TOs.
+func hexTO(v uint64) string {
+	return "0x" + strconv.FormatUint(v, 16)
 }
 
 // Explain describes the Terminate in plain words for a storage engineer:
@@ -72,7 +67,7 @@ func (t Terminate) Explain() string {
 			b = append(b, ", STag "...)
 			b = append(b, hex32(h.STag)...)
 			b = append(b, ", TO "...)
-			b = append(b, hex64(h.TO)...)
+			b = append(b, hexTO(h.TO)...)
 		} else {
 			b = append(b, ", QN "...)
 			b = strconv.AppendUint(b, uint64(h.QN), 10)
@@ -101,11 +96,11 @@ func (t Terminate) Explain() string {
 		b = append(b, " octets from STag "...)
 		b = append(b, hex32(r.SrcSTag)...)
 		b = append(b, " TO "...)
-		b = append(b, hex64(r.SrcTO)...)
+		b = append(b, hexTO(r.SrcTO)...)
 		b = append(b, " to STag "...)
 		b = append(b, hex32(r.SinkSTag)...)
 		b = append(b, " TO "...)
-		b = append(b, hex64(r.SinkTO)...)
+		b = append(b, hexTO(r.SinkTO)...)
 	}
 	if t.SiwLayout {
 		b = append(b, " [control word in Linux siw's little-endian bitfield layout]"...)

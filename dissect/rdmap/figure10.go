@@ -97,14 +97,14 @@ func (t Terminate) CheckHeaders(dst []dissect.Finding) []dissect.Finding {
 		dst = append(dst, dissect.Finding{
 			Severity: dissect.SeverityWarning,
 			Code:     CodeTermHdrMissing,
-			Msg:      "rdmap: Terminate for a " + what + " does not include the terminated DDP header (D bit clear)",
+			Msg:      "Terminate for a " + what + " does not include the terminated DDP header (D bit clear)",
 			Ref:      refFigure10,
 		})
 	case needDDP == NeedNo && (t.D || t.M):
 		dst = append(dst, dissect.Finding{
 			Severity: dissect.SeverityWarning,
 			Code:     CodeTermHdrUnexpected,
-			Msg:      "rdmap: Terminate for a " + what + " includes the DDP segment length or header, which it should not",
+			Msg:      "Terminate for a " + what + " includes the DDP segment length or header, which it should not",
 			Ref:      refFigure10,
 		})
 	}
@@ -112,9 +112,9 @@ func (t Terminate) CheckHeaders(dst []dissect.Finding) []dissect.Finding {
 	causeRead := t.D && Control(t.DDP.ULPCtrl).Opcode() == OpReadRequest
 	switch {
 	case needRDMA == NeedYes && !t.R && (causeRead || !causeKnown):
-		msg := "rdmap: Terminate for a " + what + " caused by an RDMA Read Request does not include the Read Request header (R bit clear)"
+		msg := "Terminate for a " + what + " caused by an RDMA Read Request does not include the Read Request header (R bit clear)"
 		if !causeKnown {
-			msg = "rdmap: Terminate for a " + what + " includes neither the terminated DDP header nor the RDMA header, so the message it terminates is unknown"
+			msg = "Terminate for a " + what + " includes neither the terminated DDP header nor the RDMA header, so the message it terminates is unknown"
 		}
 		dst = append(dst, dissect.Finding{
 			Severity: dissect.SeverityWarning,
@@ -126,14 +126,14 @@ func (t Terminate) CheckHeaders(dst []dissect.Finding) []dissect.Finding {
 		dst = append(dst, dissect.Finding{
 			Severity: dissect.SeverityWarning,
 			Code:     CodeTermHdrUnexpected,
-			Msg:      "rdmap: Terminate for a " + what + " includes an RDMA header, which it should not",
+			Msg:      "Terminate for a " + what + " includes an RDMA header, which it should not",
 			Ref:      refFigure10,
 		})
 	case t.R && causeKnown && !causeRead:
 		dst = append(dst, dissect.Finding{
 			Severity: dissect.SeverityWarning,
 			Code:     CodeTermHdrUnexpected,
-			Msg:      "rdmap: Terminate includes an RDMA Read Request header but terminates a " + Control(t.DDP.ULPCtrl).Opcode().String() + " message",
+			Msg:      "Terminate includes an RDMA Read Request header but terminates a " + Control(t.DDP.ULPCtrl).Opcode().String() + " message",
 			Ref:      refFigure10,
 		})
 	}
@@ -141,7 +141,7 @@ func (t Terminate) CheckHeaders(dst []dissect.Finding) []dissect.Finding {
 		dst = append(dst, dissect.Finding{
 			Severity: dissect.SeverityNote,
 			Code:     CodeTermLenMissing,
-			Msg:      "rdmap: Terminate includes the DDP header (D) but does not declare the DDP Segment Length valid (M clear)",
+			Msg:      "Terminate includes the DDP header (D) but does not declare the DDP Segment Length valid (M clear)",
 			Ref:      "RFC 5040 §4.8",
 		})
 	}

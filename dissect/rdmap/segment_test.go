@@ -230,7 +230,7 @@ func TestDecodeNoAllocs(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("Decode allocates %v times per run, want 0", allocs)
 	}
-	tb := unhex(t, "11 00 03 00 0040 c140 07bf1600 0000007fe0b83470")
+	tb := unhex(t, "11 00 03 00 0040 c140 07bf1600 00007fe0b8347000")
 	if a := testing.AllocsPerRun(200, func() { _, _, _ = DecodeTerminate(tb) }); a != 0 {
 		t.Errorf("DecodeTerminate allocates %v times per run", a)
 	}
@@ -300,7 +300,7 @@ func BenchmarkDecode(b *testing.B) {
 }
 
 func BenchmarkDecodeTerminate(b *testing.B) {
-	in := unhex(b, "11 00 03 00 0040 c140 07bf1600 0000007fe0b83470")
+	in := unhex(b, "11 00 03 00 0040 c140 07bf1600 00007fe0b8347000")
 	b.ReportAllocs()
 	for b.Loop() {
 		_, _, _ = DecodeTerminate(in)

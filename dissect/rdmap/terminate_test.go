@@ -14,7 +14,7 @@ var (
 	wantTermBadWrite = Terminate{
 		Layer: 1, EType: 1, Code: 0x00, M: true, D: true,
 		DDPSegLen: 64,
-		DDP:       ddp.Header{T: true, L: true, DV: 1, ULPCtrl: 0x40, STag: 0x07bf1600, TO: 0x0000007fe0b83470},
+		DDP:       ddp.Header{T: true, L: true, DV: 1, ULPCtrl: 0x40, STag: 0x07bf1600, TO: 0x00007fe0b8347000},
 		HasDDP:    true,
 		SiwLayout: true,
 	}
@@ -40,12 +40,12 @@ var terminateTests = []struct {
 	want Terminate
 	n    int
 }{
-	{"siw badwrite", "11 00 03 00 0040 c140 07bf1600 0000007fe0b83470", wantTermBadWrite, 20},
+	{"siw badwrite", "11 00 03 00 0040 c140 07bf1600 00007fe0b8347000", wantTermBadWrite, 20},
 	{"siw sendinv", "20 09 03 00 0028 4146 00000000 00000000 00000002 00000000", wantTermSendInv, 24},
 	{"siw toolong", "21 02 03 00 0590 0143 00000000 00000000 00000001 00000b20", wantTermTooLong, 24},
 	{
 		// The same errors in the RFC 5040 §4.8 layout (M=0x80, D=0x40).
-		"rfc badwrite", "11 00 c0 00 0040 c140 07bf1600 0000007fe0b83470",
+		"rfc badwrite", "11 00 c0 00 0040 c140 07bf1600 00007fe0b8347000",
 		Terminate{Layer: 1, EType: 1, M: true, D: true, DDPSegLen: 64, DDP: wantTermBadWrite.DDP, HasDDP: true}, 20,
 	},
 	{
@@ -97,7 +97,7 @@ var terminateTests = []struct {
 	},
 	{
 		// Octet 3 nonzero: RFC layout.
-		"siw-like with octet 3 set stays RFC", "11 00 03 01 0040 c140 07bf1600 0000007fe0b83470",
+		"siw-like with octet 3 set stays RFC", "11 00 03 01 0040 c140 07bf1600 00007fe0b8347000",
 		Terminate{Layer: 1, EType: 1, Rsvd: 0x301}, 4,
 	},
 	{
@@ -175,7 +175,7 @@ func TestRealTerminates(t *testing.T) {
 func TestDecodeTerminateTruncated(t *testing.T) {
 	full := [][]byte{
 		unhex(t, "01 00 e0 00 002e 4141 00000000 00000001 00000007 00000000 b069b300 0000559cab83b550 00000040 56770c00 00005588df645c60"),
-		unhex(t, "11 00 c0 00 0040 c140 07bf1600 0000007fe0b83470"),
+		unhex(t, "11 00 c0 00 0040 c140 07bf1600 00007fe0b8347000"),
 		unhex(t, "11 00 80 00 0040"),
 	}
 	for _, b := range full {
