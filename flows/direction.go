@@ -407,9 +407,10 @@ func (d *direction) frameTS(frame uint64) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// framesOf lists the frames that carried octets of [s, e).
-func (d *direction) framesOf(out []uint64, s, e uint64) ([]uint64, time.Time) {
-	var ts time.Time
+// framesOf lists the frames that carried octets of [s, e), with the
+// timestamps of the first of them and of the last.
+func (d *direction) framesOf(out []uint64, s, e uint64) ([]uint64, time.Time, time.Time) {
+	var ts, end time.Time
 	for i := range d.prov {
 		p := &d.prov[i]
 		if p.end <= s || p.off >= e {
@@ -420,9 +421,10 @@ func (d *direction) framesOf(out []uint64, s, e uint64) ([]uint64, time.Time) {
 		}
 		if len(out) == 0 || out[len(out)-1] != p.frame {
 			out = append(out, p.frame)
+			end = p.time()
 		}
 	}
-	return out, ts
+	return out, ts, end
 }
 
 func (d *direction) inHole(off uint64) bool {
@@ -519,7 +521,7 @@ func (d *direction) parseStart() bool {
 		d.notMPA()
 		return true
 	}
-	frames, ts := d.framesOf(nil, d.bufOff, d.bufOff+uint64(n))
+	frames, ts, _ := d.framesOf(nil, d.bufOff, d.bufOff+uint64(n))
 	rec := mkRecord(RecMPA, frames[0], ts)
 	d.fill(rec)
 	m := &MPARecord{Seq: d.seqOf(d.bufOff), Frame: f, Frames: frames}
@@ -753,10 +755,10 @@ func (d *direction) emitFPDU(s uint64, have []byte, wire, ulen int, crc crcState
 	c := d.c
 	// One allocation for the record, its FPDU part and up to two frames.
 	box := c.d.newBox()
-	frames, ts := d.framesOf(box.frames[:0], s, s+uint64(wire))
+	frames, ts, end := d.framesOf(box.frames[:0], s, s+uint64(wire))
 	if len(frames) == 0 {
 		frames = append(frames, c.lastFrame)
-		ts = d.lastTS
+		ts, end = d.lastTS, d.lastTS
 	}
 	rec := &box.r
 	rec.Type, rec.Frame, rec.TS = RecFPDU, frames[0], ts
@@ -918,7 +920,7 @@ func (d *direction) emitFPDU(s uint64, have []byte, wire, ulen int, crc crcState
 	}
 	c.d.push(rec)
 	if fr.SegOK {
-		d.msgs.add(d, rec)
+		d.msgs.add(d, rec, end)
 	}
 }
 

@@ -22,8 +22,8 @@ type msgState struct {
 	rec     *MessageRecord
 	frame   uint64
 	ts      time.Time
-	lastTS  time.Time
-	nextOff uint64 // expected MO or TO of the next segment
+	lastTS  time.Time // when the last segment so far was complete (its last frame)
+	nextOff uint64    // expected MO or TO of the next segment
 }
 
 // messages gathers the segments of RDMA messages in one direction.
@@ -173,8 +173,9 @@ func (r *readQueue) reset() {
 	r.unmatched, r.nUnmatched = [4]earlyResponse{}, 0
 }
 
-// add files one decoded segment.
-func (m *messages) add(d *direction, rec *Record) {
+// add files one decoded segment; end is the time of the last frame that
+// carried its octets (a Read Response completes there).
+func (m *messages) add(d *direction, rec *Record, end time.Time) {
 	fr := rec.FPDU
 	seg := &fr.Seg
 	k := msgKey{tagged: seg.DDP.T}
@@ -207,7 +208,7 @@ func (m *messages) add(d *direction, rec *Record) {
 			// the map, the oldest frame and the last message as they
 			// are.
 			s.m.Segments, s.m.Length, s.m.LastFrame = 1, uint64(fr.PayloadLen), last
-			s.lastTS = rec.TS
+			s.lastTS = end
 			s.nextOff = off + uint64(fr.PayloadLen)
 			m.complete(d, s, seg)
 			return
@@ -231,7 +232,7 @@ func (m *messages) add(d *direction, rec *Record) {
 	s.rec.Segments++
 	s.rec.Length += uint64(fr.PayloadLen)
 	s.rec.LastFrame = last
-	s.lastTS = rec.TS
+	s.lastTS = end
 	s.nextOff = off + uint64(fr.PayloadLen)
 	if seg.DDP.L {
 		m.del(k, s.frame)

@@ -188,7 +188,9 @@ type MessageRecord struct {
 	// Untagged messages: queue and message sequence number.
 	QN, MSN uint32
 	// RDMA Read Response: the frame of the Read Request it answers and the
-	// time between the two; RequestFrame is 0 when the request was not seen.
+	// time from the request's frame to the frame that completes the
+	// response's last segment; RequestFrame is 0 when the request was not
+	// seen.
 	RequestFrame uint64
 	Latency      time.Duration
 	// RTR: the Read Request answered is the zero-length RDMA Read a

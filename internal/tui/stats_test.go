@@ -262,10 +262,9 @@ func epochNanos(t *testing.T, s string) int64 {
 // with the DDP Last flag; RFC 5040 §4.4 keeps Read Responses in order),
 // and its latency is the time between the two frames (frame.time_epoch):
 // count, minimum, maximum and mean exact in microseconds, the
-// percentiles within 1% of the nearest-rank ones. flows dates a segment
-// by the frame of its first octet: where tshark reassembled the last
-// segment from several frames, the first of its tcp.segment frames (the
-// row tshark shows it in is the frame that completes it).
+// percentiles within 1% of the nearest-rank ones. A Read ends with the
+// frame that completes its last Read Response segment, the frame tshark
+// shows a reassembled segment in.
 func TestStatsLatency(t *testing.T) {
 	testutil.RequireTshark(t)
 	for _, file := range []string{rping, "../../testdata/siw/basic_ib_read_bw_4096_v2_nocrc.pcap"} {
@@ -275,18 +274,14 @@ func TestStatsLatency(t *testing.T) {
 				at[r[0]] = epochNanos(t, r[1])
 			}
 			var reqs, resps []int64
-			for _, r := range tsharkRows(t, file, "iwarp_ddp_rdmap", "frame.number", "iwarp_rdma.opcode", "iwarp_ddp.last_flag", "tcp.segment") {
+			for _, r := range tsharkRows(t, file, "iwarp_ddp_rdmap", "frame.number", "iwarp_rdma.opcode", "iwarp_ddp.last_flag") {
 				ops, last := strings.Split(r[1], ","), strings.Split(r[2], ",")
 				for i, op := range ops {
 					switch {
 					case op == "0x01":
 						reqs = append(reqs, at[r[0]])
 					case op == "0x02" && i < len(last) && (last[i] == "1" || last[i] == "True"):
-						first, _, _ := strings.Cut(r[3], ",")
-						if len(ops) > 1 || first == "" {
-							first = r[0]
-						}
-						resps = append(resps, at[first])
+						resps = append(resps, at[r[0]])
 					}
 				}
 			}
