@@ -45,7 +45,7 @@ func AppendText(dst []byte, r *flows.Record, o TextOptions) []byte {
 	start := len(dst)
 	dst = strconv.AppendUint(dst, r.Frame, 10)
 	dst = append(dst, ' ')
-	dst = o.appendTime(dst, r.TS)
+	dst = o.AppendTime(dst, r.TS)
 	dst = append(dst, ' ')
 	switch r.Type {
 	case flows.RecMPA, flows.RecFPDU, flows.RecMessage:

@@ -44,8 +44,10 @@ func (f TimeFormat) String() string {
 	return "TimeFormat(" + strconv.Itoa(int(f)) + ")"
 }
 
-// appendTime appends t in the options' format.
-func (o *TextOptions) appendTime(dst []byte, t time.Time) []byte {
+// AppendTime appends t as a text line's time in o.Time's format (Ref for
+// TimeRelative, Prev for TimeDelta): the time iwarpdump's lines and the
+// TUI's Time column show.
+func (o *TextOptions) AppendTime(dst []byte, t time.Time) []byte {
 	switch o.Time {
 	case TimeUTCDate:
 		return appendClock(appendDate(dst, t.UTC()), t.UTC())

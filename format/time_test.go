@@ -34,13 +34,13 @@ func TestTimeFormats(t *testing.T) {
 		{TimeUTC, ref.In(time.FixedZone("x", 3600)), "02:11:07.706735"},
 	} {
 		o := TextOptions{Time: c.f, Ref: ref, Prev: ref}
-		if got := string(o.appendTime(nil, c.t)); got != c.want {
+		if got := string(o.AppendTime(nil, c.t)); got != c.want {
 			t.Errorf("-t %s of %v: %q, want %q", c.f, c.t, got, c.want)
 		}
 	}
 	// Without a reference (nothing read yet), a relative time is 0.
 	o := TextOptions{Time: TimeRelative}
-	if got := string(o.appendTime(nil, ref)); got != "0.000000" {
+	if got := string(o.AppendTime(nil, ref)); got != "0.000000" {
 		t.Errorf("-t r without a reference: %q", got)
 	}
 }
