@@ -284,6 +284,7 @@ func (d *direction) gap(off, end uint64, frame uint64) {
 		return
 	}
 	if d.c.isIWARP() || d.mode == modeFPDU || d.mode == modeWaitNeg {
+		d.msgs.gapped(frame)
 		d.c.finding(nil, dissect.SeverityWarning, "tcp.gap",
 			strconv.FormatUint(end-off, 10)+" octets missing from the capture (seq "+
 				strconv.FormatUint(uint64(d.seqOf(off)), 10)+" to "+strconv.FormatUint(uint64(d.seqOf(end)), 10)+")",

@@ -1,6 +1,7 @@
 package flows
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/iwarpkit/iwarpkit/dissect"
@@ -23,6 +24,7 @@ type msgState struct {
 	frame   uint64
 	ts      time.Time
 	lastTS  time.Time // when the last segment so far was complete (its last frame)
+	gap     uint64    // the frame of the first capture gap after the last segment (0: none)
 	nextOff uint64    // expected MO or TO of the next segment
 }
 
@@ -307,11 +309,43 @@ func (m *messages) flush(d *direction) {
 				kk, f, ok = k, s.frame, true
 			}
 		}
-		d.c.hint = frameTS{f, m.open_[kk].ts}
+		st := m.open_[kk]
+		d.c.hint = frameTS{f, st.ts}
+		last := st.rec.LastFrame
 		m.del(kk, f)
-		d.c.finding(nil, dissect.SeverityNote, "ddp.message_incomplete",
-			"an RDMA message was still incomplete (no segment with L=1) when the capture or connection ended", "RFC 5041 §5", f)
+		// Say why, when the capture shows it: a gap after the message's
+		// last segment lost the rest of it, or a Terminate (from either
+		// side) ended the connection before it.
+		term := d.c.dirs[0].an.termFrame
+		if t := d.c.dirs[1].an.termFrame; t != 0 && (term == 0 || t < term) {
+			term = t
+		}
+		switch {
+		case st.gap > last:
+			d.c.finding(nil, dissect.SeverityNote, "ddp.message_incomplete",
+				"an RDMA message was never completed (no segment with L=1): octets after its last segment (frame "+
+					strconv.FormatUint(last, 10)+") were lost in the capture gap of frame "+strconv.FormatUint(st.gap, 10),
+				"RFC 5041 §5", f, st.gap)
+		case term > last:
+			d.c.finding(nil, dissect.SeverityNote, "ddp.message_incomplete",
+				"an RDMA message was never completed (no segment with L=1): the Terminate of frame "+
+					strconv.FormatUint(term, 10)+" ended the connection after its last segment (frame "+strconv.FormatUint(last, 10)+")",
+				"RFC 5041 §5; RFC 5040 §5.4", f, term)
+		default:
+			d.c.finding(nil, dissect.SeverityNote, "ddp.message_incomplete",
+				"an RDMA message was still incomplete (no segment with L=1) when the capture or connection ended", "RFC 5041 §5", f)
+		}
 		d.c.hint = frameTS{}
+	}
+}
+
+// gapped notes a capture gap, seen at frame, in the open messages that had
+// none since their last segment: it may hold the rest of them (flush).
+func (m *messages) gapped(frame uint64) {
+	for _, s := range m.open_ {
+		if s.gap <= s.rec.LastFrame {
+			s.gap = frame
+		}
 	}
 }
 
