@@ -56,8 +56,10 @@ func fill(dst []byte, off uint64) {
 }
 
 // rtrMessages returns the RTR of the negotiated peer-to-peer mode (RFC 6581
-// §4): a zero-length Send, RDMA Write (STag 1, TO 0, as Linux siw sends it) or
-// RDMA Read Request, and for the Read its zero-length Read Response.
+// §4) as Linux siw sends it (captures MANIFEST: p2p_rtr1_rping,
+// p2p_rtr2_rping): a zero-length Send, RDMA Write (STag 1, TO 0) or RDMA
+// Read Request (size 0, sink STag 0, source STag 1), and for the Read its
+// zero-length Read Response (to the sink STag, 0).
 func rtrMessages(t mpa.RTRSet) []pmsg {
 	var z Digest = sha256.Sum256(nil)
 	one := []Segment{{Last: true}}
@@ -67,8 +69,8 @@ func rtrMessages(t mpa.RTRSet) []pmsg {
 		return []pmsg{{dir: I2R, head: h, segs: one, digest: z, recDigest: z}}
 	case mpa.RTRRead:
 		q := rdmap.Segment{Opcode: rdmap.OpReadRequest, DDP: ddp.Header{L: true, QN: ddp.QNReadRequest},
-			Read: rdmap.ReadRequest{SinkSTag: 1, SrcSTag: 1}}
-		r := rdmap.Segment{Opcode: rdmap.OpReadResponse, DDP: ddp.Header{T: true, L: true, STag: 1}}
+			Read: rdmap.ReadRequest{SinkSTag: 0, SrcSTag: 1}}
+		r := rdmap.Segment{Opcode: rdmap.OpReadResponse, DDP: ddp.Header{T: true, L: true, STag: 0}}
 		return []pmsg{
 			{dir: I2R, head: q, segs: one, digest: z, recDigest: z},
 			{dir: R2I, head: r, segs: one, digest: z, recDigest: z, readResp: true},

@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"math"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -301,5 +305,88 @@ func TestCancel(t *testing.T) {
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("took %v", d)
+	}
+}
+
+// TestMidstreamInitiator: in a capture that starts after the handshake, the
+// side that sent the first iWARP segment stands for the initiator, as the
+// messages' directions do: the Script's Initiator is the source tshark
+// gives for the first frame with TCP data, and each message is sent by the
+// side its direction names (tshark's source of the message's frame).
+func TestMidstreamInitiator(t *testing.T) {
+	tshark := testutil.RequireTshark(t)
+	for _, f := range []string{"iwtest_ops_from_frame15.pcap", "rping_nocrc_from_frame20.pcap"} {
+		path := filepath.Join("..", "testdata", "midstream", f)
+		ss := load(t, path, LoadOptions{})
+		if len(ss) != 1 {
+			t.Fatalf("%s: %d scripts", f, len(ss))
+		}
+		s := ss[0]
+		out, err := exec.Command(tshark, "-r", path, "-T", "fields", "-e", "frame.number", "-e", "ip.src", "-e", "tcp.srcport", "-Y", "tcp.len > 0").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := map[uint64]string{}
+		first := ""
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			c := strings.Split(l, "\t")
+			n, _ := strconv.ParseUint(c[0], 10, 64)
+			src[n] = c[1] + ":" + c[2]
+			if first == "" {
+				first = src[n]
+			}
+		}
+		if s.Initiator.String() != first {
+			t.Errorf("%s: initiator %v, responder %v; the first data segment is from %s (tshark)", f, s.Initiator, s.Responder, first)
+		}
+		n := 0
+		for _, m := range s.Messages {
+			if m.Filler || src[m.Frame] == "" {
+				continue
+			}
+			n++
+			want := s.Initiator.String()
+			if m.Dir == R2I {
+				want = s.Responder.String()
+			}
+			if src[m.Frame] != want {
+				t.Errorf("%s frame %d: a %v message from %s, tshark %s", f, m.Frame, m.Dir, want, src[m.Frame])
+			}
+		}
+		if n < 5 {
+			t.Errorf("%s: %d messages checked", f, n)
+		}
+	}
+}
+
+// TestRTRAsSiw: the RTR a replay sends is the one Linux siw sent in the
+// recording: tshark reads the same header fields in the first FPDUs of the
+// original and of the replay (the Write RTR of p2p_rtr1_rping, the Read
+// RTR and its Read Response of p2p_rtr2_rping).
+func TestRTRAsSiw(t *testing.T) {
+	tshark := testutil.RequireTshark(t)
+	fields := func(path string, n int) []string {
+		out, err := exec.Command(tshark, "-r", path, "-Y", "iwarp_ddp_rdmap", "-c", "40", "-T", "fields", "-e", "iwarp_rdma.opcode",
+			"-e", "iwarp_ddp.stag", "-e", "iwarp_ddp.tagged_offset", "-e", "iwarp_rdma.sinkstag", "-e", "iwarp_rdma.srcstag",
+			"-e", "iwarp_rdma.rdmardsz", "-e", "iwarp_mpa.ulpdulength").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if len(lines) < n {
+			t.Fatalf("%s: %d FPDUs", path, len(lines))
+		}
+		return lines[:n]
+	}
+	for _, c := range []struct {
+		file string
+		n    int // FPDUs of the RTR
+	}{{"p2p_rtr1_rping.pcap", 1}, {"p2p_rtr2_rping.pcap", 2}} {
+		orig := filepath.Join("..", "testdata", "siw", c.file)
+		replayed, _ := toPcap(t, load(t, orig, LoadOptions{}), Options{})
+		want, got := fields(orig, c.n), fields(replayed, c.n)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: the replay's RTR is %q, siw's %q", c.file, got, want)
+		}
 	}
 }

@@ -446,8 +446,10 @@ func (x *extractor) finish() ([]*Script, error) {
 		switch {
 		case sum.InitiatorKnown:
 			s.Initiator, s.Responder = sum.Initiator, sum.Responder
-		case c.haveSrc && sum.A == c.first:
-			s.Initiator, s.Responder = sum.A, sum.B
+		case c.haveSrc && sum.B == c.first:
+			// Mid-stream: the side seen first stands for the initiator,
+			// as the messages' directions do (I2R is from c.first).
+			s.Initiator, s.Responder = sum.B, sum.A
 		default:
 			s.Initiator, s.Responder = sum.A, sum.B
 		}
