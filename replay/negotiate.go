@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -34,6 +35,29 @@ type Negotiation struct {
 
 // IsZero reports whether n overrides nothing.
 func (n Negotiation) IsZero() bool { return n == Negotiation{} }
+
+// ErrNegotiation is the error of a Negotiation no RNIC would send.
+var ErrNegotiation = errors.New("replay: impossible negotiation")
+
+// Check reports a Negotiation that asks for what no RNIC sends: revision 0
+// is the RDMA Consortium's, whose RNICs always use markers and CRC in both
+// directions (draft-carrier-rddp-rnic-interop Figure 1, seed 000 §4), so
+// it cannot be asked for with markers or CRC off. Revision 0 alone turns
+// both on. The replay functions return Check's error.
+func (n Negotiation) Check() error {
+	if n.Rev == nil || *n.Rev != mpa.Rev0 {
+		return nil
+	}
+	for _, f := range []struct {
+		v    *bool
+		what string
+	}{{n.MarkersI2R, "markers initiator to responder"}, {n.MarkersR2I, "markers responder to initiator"}, {n.CRC, "CRC"}} {
+		if f.v != nil && !*f.v {
+			return fmt.Errorf("%w: MPA revision 0 (RDMAC RNICs) always has markers and CRC both ways; it cannot be asked for with %s off", ErrNegotiation, f.what)
+		}
+	}
+	return nil
+}
 
 // RNIC is the kind of RDMA NIC whose MPA behaviour the engine emulates
 // (draft-carrier-rddp-rnic-interop, seeds 000/001; PROTOCOL.md section E).
@@ -246,6 +270,9 @@ func (p *plan) request() mpa.Frame {
 	if p.neg.CRC != nil {
 		f.C = *p.neg.CRC
 	}
+	if p.neg.Rev != nil && *p.neg.Rev == mpa.Rev0 {
+		f.M, f.C = true, true // an RDMAC RNIC's Request (Check)
+	}
 	if p.neg.IRD != nil {
 		e.IRD = *p.neg.IRD
 	}
@@ -325,6 +352,9 @@ func (p *plan) reply(req *mpa.Frame) (f mpa.Frame, closeAfter bool, reason strin
 	}
 	if p.neg.CRC != nil && f.Rev != mpa.Rev0 {
 		f.C = *p.neg.CRC
+	}
+	if p.neg.Rev != nil && *p.neg.Rev == mpa.Rev0 && p.resp == RNICScript {
+		f.M, f.C = true, true // an RDMAC RNIC's Reply (Check)
 	}
 	re, _, reqE := splitEnhanced(req)
 	if f.Rev == mpa.Rev2 {

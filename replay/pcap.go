@@ -27,6 +27,9 @@ const pcapSnaplen = 262144
 // frame otherwise).
 func WritePcap(ctx context.Context, w io.Writer, scripts []*Script, o Options) (*Report, error) {
 	o = o.withDefaults()
+	if err := o.Negotiation.Check(); err != nil {
+		return nil, err
+	}
 	bw := bufio.NewWriter(w)
 	pw := pcapgo.NewWriterNanos(bw)
 	if err := pw.WriteFileHeader(pcapSnaplen, layers.LinkTypeEthernet); err != nil {

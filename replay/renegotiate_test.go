@@ -1,6 +1,9 @@
 package replay
 
 import (
+	"context"
+	"errors"
+	"io"
 	"slices"
 	"testing"
 
@@ -91,6 +94,8 @@ func TestRenegotiate(t *testing.T) {
 		{name: "siw markers i2r only", file: siw, neg: Negotiation{MarkersI2R: ptr(true), MarkersR2I: ptr(false)}, i2r: true, crc: true, rev: 2, ird: 4, ord: 4},
 		{name: "siw markers r2i only, no CRC", file: siw, neg: Negotiation{MarkersR2I: ptr(true), CRC: ptr(false)}, r2i: true, rev: 2, ird: 4, ord: 4},
 		{name: "siw rev 1", file: siw, neg: Negotiation{Rev: ptr[uint8](1)}, crc: true, rev: 1},
+		{name: "siw rev 0 markers both", file: siw, neg: Negotiation{Rev: ptr[uint8](0), MarkersI2R: ptr(true), MarkersR2I: ptr(true)}, i2r: true, r2i: true, crc: true, rev: 0},
+		{name: "siw rev 0", file: siw, neg: Negotiation{Rev: ptr[uint8](0)}, i2r: true, r2i: true, crc: true, rev: 0},
 		{name: "synth rev2 to rev1 markers both", file: "rev2-enhanced", neg: Negotiation{Rev: ptr[uint8](1), MarkersI2R: ptr(true), MarkersR2I: ptr(true)}, i2r: true, r2i: true, crc: true, rev: 1},
 		{name: "synth rev1 to rev2 IRD/ORD", file: "rev1-crc", neg: Negotiation{Rev: ptr[uint8](2), IRD: ptr[uint16](8), ORD: ptr[uint16](2)}, crc: true, rev: 2, ird: 2, ord: 8},
 		{name: "synth rev1 to rev2 p2p write", file: "rev1-crc", neg: Negotiation{Rev: ptr[uint8](2), P2P: ptr(true), RTR: ptr(mpa.RTRWrite)}, crc: true, rev: 2, p2p: true, rtr: mpa.RTRWrite, ird: 1, ord: 1},
@@ -139,5 +144,33 @@ func TestRenegotiate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNegotiationCheck: revision 0 cannot be asked for with markers or CRC
+// off (RDMAC RNICs always use both, seed 000 Figure 1); the replay
+// functions refuse it before sending anything.
+func TestNegotiationCheck(t *testing.T) {
+	f := false
+	for _, c := range []struct {
+		n  Negotiation
+		ok bool
+	}{
+		{Negotiation{Rev: ptr[uint8](0)}, true},
+		{Negotiation{Rev: ptr[uint8](0), MarkersI2R: ptr(true), MarkersR2I: ptr(true), CRC: ptr(true)}, true},
+		{Negotiation{Rev: ptr[uint8](1), MarkersI2R: &f, CRC: &f}, true},
+		{Negotiation{MarkersR2I: &f}, true},
+		{Negotiation{Rev: ptr[uint8](0), MarkersI2R: &f}, false},
+		{Negotiation{Rev: ptr[uint8](0), MarkersR2I: &f}, false},
+		{Negotiation{Rev: ptr[uint8](0), CRC: &f}, false},
+	} {
+		err := c.n.Check()
+		if (err == nil) != c.ok || err != nil && !errors.Is(err, ErrNegotiation) {
+			t.Errorf("%+v: %v", c.n, err)
+		}
+	}
+	ss := load(t, "../testdata/siw/crc_v2_rping.pcap", LoadOptions{})
+	if _, err := WritePcap(context.Background(), io.Discard, ss, Options{Negotiation: Negotiation{Rev: ptr[uint8](0), CRC: &f}}); !errors.Is(err, ErrNegotiation) {
+		t.Errorf("WritePcap: %v", err)
 	}
 }

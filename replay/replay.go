@@ -375,6 +375,9 @@ func addrPort(a net.Addr) netip.AddrPort {
 // compares what each side receives with the recording.
 func Loopback(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 	o = o.withDefaults()
+	if err := o.Negotiation.Check(); err != nil {
+		return nil, err
+	}
 	addr, err := checkLoopback(o.Addr)
 	if err != nil {
 		return nil, err
@@ -392,6 +395,9 @@ func Loopback(ctx context.Context, scripts []*Script, o Options) (*Report, error
 // a loopback address); the caller closes it.
 func LoopbackOn(ctx context.Context, ln *net.TCPListener, scripts []*Script, o Options) (*Report, error) {
 	o = o.withDefaults()
+	if err := o.Negotiation.Check(); err != nil {
+		return nil, err
+	}
 	la := addrPort(ln.Addr())
 	if !la.Addr().IsLoopback() {
 		return nil, fmt.Errorf("%w: %s", ErrNotLoopback, la)
@@ -479,6 +485,9 @@ func runPair(ctx context.Context, o *Options, ie, re *endpoint) {
 // goes to addr and nowhere else.
 func Connect(ctx context.Context, addr string, scripts []*Script, o Options) (*Report, error) {
 	o = o.withDefaults()
+	if err := o.Negotiation.Check(); err != nil {
+		return nil, err
+	}
 	st := &stats{start: time.Now()}
 	stop := st.report(&o)
 	rep := &Report{Mode: "connect"}
@@ -512,6 +521,9 @@ func Connect(ctx context.Context, addr string, scripts []*Script, o Options) (*R
 // recording.
 func Listen(ctx context.Context, ln *net.TCPListener, scripts []*Script, o Options) (*Report, error) {
 	o = o.withDefaults()
+	if err := o.Negotiation.Check(); err != nil {
+		return nil, err
+	}
 	st := &stats{start: time.Now()}
 	stop := st.report(&o)
 	rep := &Report{Mode: "listen"}

@@ -62,7 +62,7 @@ func newFlagSet(stderr io.Writer) (*flag.FlagSet, *flags) {
 	fs.StringVar(&f.connect, "connect", "", "play the initiator against the responder at `HOST:PORT` and compare its answers with the recording")
 	fs.StringVar(&f.listen, "listen", "", "play the responder on `ADDR`, one accepted connection per replayed connection")
 	fs.StringVar(&f.toPcap, "to-pcap", "", "write the regenerated traffic to `FILE` (pcap) without sockets")
-	fs.StringVar(&f.rev, "rev", "", "MPA revision `N` of both frames: 0, 1 or 2")
+	fs.StringVar(&f.rev, "rev", "", "MPA revision `N` of both frames: 0 (RDMAC: markers and CRC both ways), 1 or 2")
 	fs.StringVar(&f.markers, "markers", "", "markers in directions `DIRS`: none, i2r, r2i or both")
 	fs.StringVar(&f.crc, "crc", "", "CRC `on` or off in both directions")
 	fs.IntVar(&f.ird, "ird", -1, "initiator's MPA rev 2 IRD `N`")
