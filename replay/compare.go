@@ -8,15 +8,43 @@ import (
 
 // MessageInfo is what a replay compares of an RDMA message: its opcode, its
 // payload length and the SHA-256 of its payload (RFC 5040 §4; the digest does
-// not depend on how the message was segmented).
+// not depend on how the message was segmented), and the headers that say
+// where its data goes: the STag and TO of a tagged message's first segment
+// (RFC 5041 §4.3) and an RDMA Read Request's header (RFC 5040 §4.4), which
+// has no payload.
 type MessageInfo struct {
 	Opcode rdmap.Opcode
 	Length uint64
 	Digest Digest
+	STag   uint32
+	TO     uint64
+	Read   rdmap.ReadRequest
 }
 
-// String describes the message: "Send 64 octets [1a2b3c4d5e6f7081]".
+// infoOf returns the MessageInfo of a message whose first segment is h,
+// without its length and digest.
+func infoOf(h *rdmap.Segment) MessageInfo {
+	m := MessageInfo{Opcode: h.Opcode}
+	if h.DDP.T {
+		m.STag, m.TO = h.DDP.STag, h.DDP.TO
+	}
+	if h.Opcode == rdmap.OpReadRequest {
+		m.Read = h.Read
+	}
+	return m
+}
+
+// String describes the message: "Send 64 octets [1a2b3c4d5e6f7081]",
+// "RDMA Write 64 octets STag 0x07bf1600 TO 0x7fe0b8347000 [...]", "RDMA
+// Read Request of 64 octets from STag 0x... TO 0x... to STag 0x... TO 0x...".
 func (m MessageInfo) String() string {
+	switch {
+	case m.Opcode == rdmap.OpReadRequest:
+		r := m.Read
+		return fmt.Sprintf("%s of %d octets from STag 0x%08x TO 0x%x to STag 0x%08x TO 0x%x", m.Opcode, r.Size, r.SrcSTag, r.SrcTO, r.SinkSTag, r.SinkTO)
+	case m.STag != 0 || m.TO != 0 || m.Opcode == rdmap.OpWrite || m.Opcode == rdmap.OpReadResponse:
+		return fmt.Sprintf("%s %d octets STag 0x%08x TO 0x%x [%s]", m.Opcode, m.Length, m.STag, m.TO, m.Digest)
+	}
 	return fmt.Sprintf("%s %d octets [%s]", m.Opcode, m.Length, m.Digest)
 }
 
@@ -38,9 +66,12 @@ const (
 	MismatchPayload
 	// MismatchOrder: the message arrived, but not in its recorded place.
 	MismatchOrder
+	// MismatchHeader: same opcode, length and payload, but another STag or
+	// TO (tagged), or another RDMA Read Request header.
+	MismatchHeader
 )
 
-var mismatchNames = [...]string{"", "missing", "extra", "opcode", "length", "payload", "order"}
+var mismatchNames = [...]string{"", "missing", "extra", "opcode", "length", "payload", "order", "header"}
 
 // String returns the kind's name as reports print it.
 func (k MismatchKind) String() string {
@@ -82,7 +113,7 @@ const diffWindow = 64
 
 // Diff compares the messages received in direction d with the ones expected,
 // in order, and returns the differences: messages missing, extra, changed
-// (opcode, length or payload) and out of order.
+// (opcode, length, payload or header) and out of order.
 func Diff(d Dir, want, got []MessageInfo) []Mismatch {
 	var out []Mismatch
 	i, j := 0, 0
@@ -129,6 +160,8 @@ func Diff(d Dir, want, got []MessageInfo) []Mismatch {
 				kind = MismatchOpcode
 			case w.Length != g.Length:
 				kind = MismatchLength
+			case w.Digest == g.Digest:
+				kind = MismatchHeader
 			}
 			out = append(out, Mismatch{Dir: d, Kind: kind, Want: w, Got: g, WantIndex: i, GotIndex: j})
 			i++

@@ -31,7 +31,8 @@
 //     any other), and each end compares what it receives with the recording;
 //   - Connect plays the initiator against a responder at an address the
 //     caller names, and reports how the responder's messages differ from the
-//     recording (opcode, length, payload digest, order: Diff);
+//     recording (opcode, length, payload digest, the STag and TO of
+//     tagged messages and the header of RDMA Read Requests, order: Diff);
 //   - Listen plays the responder to initiators that connect;
 //   - WritePcap runs both ends in memory and writes the traffic as a pcap
 //     file, without sockets; pacing moves its timestamps.

@@ -626,7 +626,7 @@ func (e *endpoint) segment(ulpdu []byte, at uint64) error {
 		if len(e.open) >= maxOpenMessages {
 			return fmt.Errorf("peer has more than %d messages in progress", maxOpenMessages)
 		}
-		m = &rxMsg{info: MessageInfo{Opcode: seg.Opcode}, h: sha256.New()}
+		m = &rxMsg{info: infoOf(&seg), h: sha256.New()}
 		e.open[key] = m
 	}
 	m.h.Write(seg.Payload)

@@ -91,9 +91,16 @@ func infos(s *Script, skipRTR bool) [2][]MessageInfo {
 		if skipRTR && m.RTR {
 			continue
 		}
-		out[m.Dir] = append(out[m.Dir], MessageInfo{m.Head.Opcode, m.Length, m.Digest})
+		out[m.Dir] = append(out[m.Dir], recInfo(m))
 	}
 	return out
+}
+
+// recInfo is a recorded message's MessageInfo.
+func recInfo(m *Message) MessageInfo {
+	i := infoOf(&m.Head)
+	i.Length, i.Digest = m.Length, m.Digest
+	return i
 }
 
 func openCapture(t testing.TB, path string) *capture.Source {

@@ -43,7 +43,9 @@ func (m *pmsg) info(peerIsEngine bool) MessageInfo {
 	if peerIsEngine {
 		d = m.digest
 	}
-	return MessageInfo{Opcode: m.head.Opcode, Length: m.length, Digest: d}
+	i := infoOf(&m.head)
+	i.Length, i.Digest = m.length, d
+	return i
 }
 
 // filler writes the generated payload of a message whose octets were not

@@ -25,6 +25,10 @@ func TestDiff(t *testing.T) {
 	c := MessageInfo{Opcode: rdmap.OpReadRequest, Length: 0, Digest: Digest{3}}
 	d := MessageInfo{Opcode: rdmap.OpSend, Length: 11, Digest: Digest{4}}
 	e := MessageInfo{Opcode: rdmap.OpSend, Length: 10, Digest: Digest{5}}
+	c2 := c // another Read Request header
+	c2.Read.Size, c2.Read.SinkSTag = 1, 0xdeadbeef
+	b2 := b // the same Write to another TO
+	b2.STag, b2.TO = 7, 0x100
 	type m struct {
 		kind      MismatchKind
 		want, got int
@@ -43,6 +47,8 @@ func TestDiff(t *testing.T) {
 		{"payload", []MessageInfo{a, b}, []MessageInfo{e, b}, []m{{MismatchPayload, 0, 0}}},
 		{"length", []MessageInfo{a, b}, []MessageInfo{d, b}, []m{{MismatchLength, 0, 0}}},
 		{"opcode", []MessageInfo{a, c}, []MessageInfo{b, c}, []m{{MismatchOpcode, 0, 0}}},
+		{"read request header", []MessageInfo{a, c, b}, []MessageInfo{a, c2, b}, []m{{MismatchHeader, 1, 1}}},
+		{"tagged STag and TO", []MessageInfo{a, b, c}, []MessageInfo{a, b2, c}, []m{{MismatchHeader, 1, 1}}},
 		{"swapped", []MessageInfo{a, b, c}, []MessageInfo{b, a, c}, []m{{MismatchOrder, 0, 1}}},
 		{"nothing received", []MessageInfo{a, b}, nil, []m{{MismatchMissing, 0, -1}, {MismatchMissing, 1, -1}}},
 	}
