@@ -102,6 +102,11 @@ func openHandle(opts Options) (*Handle, error) {
 		if err != nil {
 			return nil, &OpenError{Interface: name, Op: "", Err: ErrNoInterface}
 		}
+		if ifc.Flags&net.FlagUp == 0 {
+			// As libpcap and tcpdump: a capture on a down interface
+			// would wait for packets that cannot come.
+			return nil, &OpenError{Interface: name, Op: "", Err: ErrNotUp}
+		}
 		ifindex, mtu = ifc.Index, ifc.MTU
 		t, err := hwType(name)
 		if err != nil {

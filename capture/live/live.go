@@ -59,6 +59,9 @@ var (
 	ErrNoInterface = errors.New("live: no such device")
 	// ErrPermission: the process may not capture (it needs CAP_NET_RAW).
 	ErrPermission = errors.New("live: you don't have permission to capture on that device")
+	// ErrNotUp: the interface is down (not IFF_UP): nothing would be
+	// captured on it. libpcap's text (PCAP_ERROR_IFACE_NOT_UP).
+	ErrNotUp = errors.New("live: that device is not up")
 	// ErrInterfaceGone: the interface went down or was removed during the
 	// capture.
 	ErrInterfaceGone = errors.New("live: the interface went down")

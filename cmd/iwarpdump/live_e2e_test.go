@@ -5,7 +5,9 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -640,6 +642,27 @@ func TestLiveInterfaceGone(t *testing.T) {
 		t.Errorf("no message about the interface:\n%s", d.errText())
 	}
 	stats(t, d.errText())
+}
+
+// TestLiveInterfaceDown: an interface that is down is refused at once, as
+// tcpdump refuses it ("That device is not up"), without a -w file; it used
+// to print "listening on" and wait.
+func TestLiveInterfaceDown(t *testing.T) {
+	e := newE2E(t)
+	if err := run1("ip", "-n", e.nsA, "link", "set", e.ifA, "down"); err != nil {
+		t.Fatal(err)
+	}
+	w := filepath.Join(t.TempDir(), "down.pcapng")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // it used to wait for packets
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "ip", "netns", "exec", e.nsA, e.bin, "-i", e.ifA, "-w", w).CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), e.ifA+": that device is not up") || strings.Contains(string(out), "listening on") {
+		t.Errorf("down interface: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(w); !os.IsNotExist(err) {
+		t.Errorf("-w file: %v", err)
+	}
 }
 
 // TestLiveDropPrivileges: -Z drops to the user before opening the -w
