@@ -665,6 +665,52 @@ func TestLiveInterfaceDown(t *testing.T) {
 	}
 }
 
+// TestLiveBrokenPipe: when the reader of standard output goes away, the
+// capture ends as on Ctrl-C (statistics, a complete -w file) and iwarpdump
+// says so and exits 1, as tcpdump reports "Unable to write output"; the
+// SIGPIPE used to kill it silently, losing the -w file's buffered packets.
+func TestLiveBrokenPipe(t *testing.T) {
+	e := newE2E(t)
+	s := synthStreams(t, "rev2-enhanced")
+	w := filepath.Join(t.TempDir(), "pipe.pcapng")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", e.nsA, e.bin, "-i", e.ifA, "-l", "-w", w, "tcp port 7174")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // listening
+	out.Close()                        // the reader is gone
+	e.exchange(t, s)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(errb.String(), "broken pipe") {
+		t.Fatalf("exit %v, want 1 and a broken pipe message:\n%s", err, errb.String())
+	}
+	captured, _, _ := stats(t, errb.String())
+	n := 0
+	src, err := capture.Open(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	for {
+		if _, err := src.Next(); err != nil {
+			break
+		}
+		n++
+	}
+	if captured == 0 || n != captured {
+		t.Errorf("-w file has %d packets, %d captured", n, captured)
+	}
+}
+
 // TestLiveDropPrivileges: -Z drops to the user before opening the -w
 // file, which that user then owns.
 func TestLiveDropPrivileges(t *testing.T) {
