@@ -64,10 +64,11 @@ func newFlagSet(stderr io.Writer) (*flag.FlagSet, *flags) {
 	fs.StringVar(&f.toPcap, "to-pcap", "", "write the regenerated traffic to `FILE` (pcap) without sockets")
 	fs.StringVar(&f.rev, "rev", "", "MPA revision `N` of both frames: 0 (RDMAC: markers and CRC both ways), 1 or 2")
 	fs.StringVar(&f.markers, "markers", "", "markers in directions `DIRS`: none, i2r, r2i or both")
-	fs.StringVar(&f.crc, "crc", "", "CRC `on` or off in both directions")
-	fs.IntVar(&f.ird, "ird", -1, "initiator's MPA rev 2 IRD `N`")
-	fs.IntVar(&f.ord, "ord", -1, "initiator's MPA rev 2 ORD `N`")
-	fs.StringVar(&f.p2p, "p2p", "", "MPA rev 2 peer-to-peer model `on` or off")
+	fs.StringVar(&f.crc, "crc", "", "CRC in both directions: `SWITCH` on or off")
+	f.ird, f.ord = -1, -1 // not given: the recording's
+	fs.Func("ird", "initiator's MPA rev 2 IRD `N` (at most 16383; default: the recording's)", intFlag(&f.ird))
+	fs.Func("ord", "initiator's MPA rev 2 ORD `N` (at most 16383; default: the recording's)", intFlag(&f.ord))
+	fs.StringVar(&f.p2p, "p2p", "", "MPA rev 2 peer-to-peer model: `SWITCH` on or off")
 	fs.StringVar(&f.rtr, "rtr", "", "RTR `TYPES` the initiator offers: comma-separated send, write, read, or none")
 	fs.StringVar(&f.rnic, "rnic", "", "answer MPA exchanges as RNIC `TYPE`: rdmac, ietf or ietf-permissive; INIT,RESP for different ends")
 	fs.StringVar(&f.speed, "speed", "max", "pacing `S`: max (as fast as possible), orig (recorded timing), or a factor as 2x or 0.5x")
@@ -394,4 +395,17 @@ func parseIDs(s string) ([]int, error) {
 		}
 	}
 	return ids, nil
+}
+
+// intFlag parses a non-negative decimal into *v (flag.Func: no default
+// printed, where the -1 that means "not given" would show).
+func intFlag(v *int) func(string) error {
+	return func(s string) error {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return fmt.Errorf("want a number from 0")
+		}
+		*v = n
+		return nil
+	}
 }
