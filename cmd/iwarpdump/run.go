@@ -42,10 +42,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fs := flag.NewFlagSet("iwarpdump", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() {
+	fullUsage := func() {
 		fmt.Fprint(stderr, usage)
 		fs.PrintDefaults()
 	}
+	// A bad flag or value is one line and a pointer to -h, as tshark and
+	// tcpdump say it, not the whole help after the error.
+	fs.Usage = func() { fmt.Fprintln(stderr, "iwarpdump -h lists the options") }
 	var (
 		files   listFlag
 		shardF  = fs.String("shard", "", "decode only the connections of shard `I/N` (0 <= I < N; a symmetric hash of the 4-tuple, as iwarpdump split uses)")
@@ -87,6 +90,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Var(&forces, "decode-as", "force iWARP decoding of matching connections; `SPEC` is tcp.port==N[,markers=to|from|both|none][,crc=on|off][,host=ADDR][,origin=isn] (repeatable; \"to\" is the direction towards the port)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fullUsage()
 			return 0
 		}
 		return 2
@@ -94,7 +98,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	if len(files) == 0 && !live.active() {
 		fmt.Fprintln(stderr, "iwarpdump: no capture source given (use -r FILE or -i IFACE)")
-		fs.Usage()
+		fullUsage()
 		return 2
 	}
 	cGiven := false

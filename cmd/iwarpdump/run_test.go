@@ -43,10 +43,14 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-r", siw + "crc_v2_rping.pcap", "extra"}, "bpf"},
 		{[]string{"-bogus"}, "flag provided but not defined"},
 		{[]string{"-r", siw + "crc_v2_rping.pcap", "-c", "0"}, "packet count must be at least 1"},
+		{[]string{"-r", siw + "crc_v2_rping.pcap", "-c", "-3"}, "invalid value \"-3\" for flag -c"},
 	} {
 		code, _, stderr := runCmd(t, nil, tc.args...)
 		if code != 2 {
 			t.Errorf("%v: exit %d, want 2", tc.args, code)
+		}
+		if tc.args != nil && strings.Count(stderr, "\n") > 3 {
+			t.Errorf("%v: %d lines on stderr, want the error and a pointer to -h:\n%s", tc.args, strings.Count(stderr, "\n"), stderr)
 		}
 		if !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: stderr %q does not mention %q", tc.args, stderr, tc.want)
