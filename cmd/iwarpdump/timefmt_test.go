@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -48,32 +47,6 @@ func textTimes(t *testing.T, args ...string) []textLine {
 	return lines
 }
 
-// tsharkTimes returns tshark's time column (-t format) by frame for the
-// frames that filter displays.
-func tsharkTimes(t *testing.T, tshark, file, format, filter string, env ...string) map[uint64]string {
-	t.Helper()
-	args := []string{"-r", file, "-t", format, "-T", "fields", "-e", "frame.number", "-e", "_ws.col.Time"}
-	if filter != "" {
-		args = append(args, "-Y", filter)
-	}
-	cmd := exec.Command(tshark, args...)
-	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("tshark %v: %v", args, err)
-	}
-	m := map[uint64]string{}
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		fr, tm, _ := strings.Cut(l, "\t")
-		n, err := strconv.ParseUint(fr, 10, 64)
-		if err != nil {
-			t.Fatalf("tshark line %q", l)
-		}
-		m[n] = tm
-	}
-	return m
-}
-
 // TestTimeFormatsAsTshark: every -t format gives each line's record the
 // time tshark's -t of the same name gives its frame: absolute ones in UTC
 // and in a local zone (TZ), seconds since the epoch and since the first
@@ -83,7 +56,7 @@ func tsharkTimes(t *testing.T, tshark, file, format, filter string, env ...strin
 // lines' frames displayed, wherever the line's frame follows the previous
 // line's.
 func TestTimeFormatsAsTshark(t *testing.T) {
-	tshark := testutil.RequireTshark(t)
+	testutil.RequireTshark(t)
 	zone, err := time.LoadLocation("America/Sao_Paulo")
 	if err != nil {
 		t.Skipf("no time zone database: %v", err)
@@ -94,7 +67,7 @@ func TestTimeFormatsAsTshark(t *testing.T) {
 	files := []string{siw + "crc_v2_rping.pcap", siw + "crc_v2_iwtest_ops.pcap", siw + "basic_ib_read_bw_4096_v2_nocrc.pcap", "../../testdata/synth/gap.pcap"}
 	for _, file := range files {
 		for _, fmtName := range []string{"u", "ud", "a", "ad", "e", "r", "dd"} {
-			want := tsharkTimes(t, tshark, file, fmtName, "", "TZ=America/Sao_Paulo")
+			want := testutil.TsharkTimes(t, file, fmtName, "", "TZ=America/Sao_Paulo")
 			for _, j := range []string{"1", "2"} {
 				lines := textTimes(t, "-r", file, "-t", fmtName, "-j", j)
 				if fmtName == "dd" {
@@ -102,7 +75,7 @@ func TestTimeFormatsAsTshark(t *testing.T) {
 					for _, l := range lines {
 						frames = append(frames, strconv.FormatUint(l.frame, 10))
 					}
-					want = tsharkTimes(t, tshark, file, "dd", "frame.number in {"+strings.Join(frames, ", ")+"}")
+					want = testutil.TsharkTimes(t, file, "dd", "frame.number in {"+strings.Join(frames, ", ")+"}")
 				}
 				checked := 0
 				for i, l := range lines {

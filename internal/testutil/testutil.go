@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/iwarpkit/iwarpkit/capture"
@@ -120,4 +122,32 @@ func OwnPacket(p *capture.Packet) {
 		p.Payload = bytes.Clone(p.Payload)
 	}
 	p.Data = data
+}
+
+// TsharkTimes returns tshark's Time column (tshark -t format) by frame
+// number, for the frames filter displays ("" for all), with env added to
+// tshark's environment (TZ for the local formats).
+func TsharkTimes(t testing.TB, file, format, filter string, env ...string) map[uint64]string {
+	t.Helper()
+	tshark := RequireTshark(t)
+	args := []string{"-r", file, "-t", format, "-T", "fields", "-e", "frame.number", "-e", "_ws.col.Time"}
+	if filter != "" {
+		args = append(args, "-Y", filter)
+	}
+	cmd := exec.Command(tshark, args...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("tshark %v: %v", args, err)
+	}
+	m := map[uint64]string{}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fr, tm, _ := strings.Cut(l, "\t")
+		n, err := strconv.ParseUint(fr, 10, 64)
+		if err != nil {
+			t.Fatalf("tshark line %q", l)
+		}
+		m[n] = tm
+	}
+	return m
 }

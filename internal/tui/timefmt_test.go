@@ -2,7 +2,6 @@ package tui
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,34 +11,6 @@ import (
 	"github.com/iwarpkit/iwarpkit/format"
 	"github.com/iwarpkit/iwarpkit/internal/testutil"
 )
-
-// tsharkTimes returns tshark's Time column (-t format) by frame for the
-// frames that filter displays ("" for all), with env added to tshark's
-// environment (TZ for the local formats).
-func tsharkTimes(t *testing.T, file, fmtName, filter string, env ...string) map[uint64]string {
-	t.Helper()
-	ts := testutil.RequireTshark(t)
-	args := []string{"-r", file, "-t", fmtName, "-T", "fields", "-e", "frame.number", "-e", "_ws.col.Time"}
-	if filter != "" {
-		args = append(args, "-Y", filter)
-	}
-	cmd := exec.Command(ts, args...)
-	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("tshark %v: %v", args, err)
-	}
-	m := map[uint64]string{}
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		fr, tm, _ := strings.Cut(l, "\t")
-		n, err := strconv.ParseUint(fr, 10, 64)
-		if err != nil {
-			t.Fatalf("tshark line %q", l)
-		}
-		m[n] = tm
-	}
-	return m
-}
 
 // rowTimes returns the frame and Time cell of every row of the list.
 func (h *harness) rowTimes() (frames []uint64, times []string) {
@@ -67,10 +38,10 @@ func inFrames(frames []uint64) string {
 func checkTimes(t *testing.T, h *harness, file, fmtName, filter string) map[uint64]string {
 	t.Helper()
 	frames, times := h.rowTimes()
-	all := tsharkTimes(t, file, fmtName, "", "TZ=America/Sao_Paulo")
+	all := testutil.TsharkTimes(t, file, fmtName, "", "TZ=America/Sao_Paulo")
 	want := all
 	if fmtName == "dd" {
-		want = tsharkTimes(t, file, "dd", inFrames(frames))
+		want = testutil.TsharkTimes(t, file, "dd", inFrames(frames))
 	}
 	checked := 0
 	for i, f := range frames {
