@@ -77,20 +77,6 @@ func endpoint(t *testing.T, v4, v6, port string) netip.AddrPort {
 	return netip.AddrPortFrom(a, uint16(p))
 }
 
-// epochNS parses tshark's frame.time_epoch ("1795314735.628872000") into
-// nanoseconds without going through a float.
-func epochNS(t *testing.T, s string) int64 {
-	t.Helper()
-	sec, frac, _ := strings.Cut(s, ".")
-	frac = (frac + "000000000")[:9]
-	a, err1 := strconv.ParseInt(sec, 10, 64)
-	b, err2 := strconv.ParseInt(frac, 10, 64)
-	if err1 != nil || err2 != nil {
-		t.Fatalf("bad frame.time_epoch %q", s)
-	}
-	return a*1e9 + b
-}
-
 // tableRows parses a text table written by the Write methods: the lines
 // between the header line and the closing rule, split on runs of two or
 // more spaces, keyed by nothing (in order).

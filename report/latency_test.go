@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/iwarpkit/iwarpkit/internal/testutil"
 )
 
 // exactQuantile is the nearest-rank q-quantile of sorted samples: the
@@ -139,9 +141,9 @@ func TestLatencyMatchesTshark(t *testing.T) {
 				for _, op := range strings.Split(r[2], ",") {
 					switch op {
 					case "0x01":
-						reqs = append(reqs, epochNS(t, r[1]))
+						reqs = append(reqs, testutil.EpochNanos(t, r[1]))
 					case "0x02":
-						resps = append(resps, epochNS(t, r[1]))
+						resps = append(resps, testutil.EpochNanos(t, r[1]))
 					}
 				}
 			}
@@ -201,10 +203,10 @@ func TestLatencyLeavesOutZeroLengthReads(t *testing.T) {
 	for _, r := range tsharkFields(t, name, "iwarp_ddp_rdmap", "frame.number", "frame.time_epoch", "iwarp_rdma.opcode", "iwarp_rdma.rdmardsz") {
 		switch r[2] {
 		case "0x01":
-			reqs = append(reqs, epochNS(t, r[1]))
+			reqs = append(reqs, testutil.EpochNanos(t, r[1]))
 			sizes = append(sizes, r[3])
 		case "0x02":
-			resps = append(resps, epochNS(t, r[1]))
+			resps = append(resps, testutil.EpochNanos(t, r[1]))
 		}
 	}
 	if len(reqs) != len(resps) || len(reqs) < 2 || sizes[0] != "0" {

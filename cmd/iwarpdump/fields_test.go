@@ -190,15 +190,6 @@ func TestFieldsTimesAsTshark(t *testing.T) {
 		c := strings.Split(l, "\t")
 		epoch[c[0]], rel[c[0]] = c[1], c[2]
 	}
-	nanos := func(s string) int64 {
-		sec, frac, _ := strings.Cut(s, ".")
-		a, err1 := strconv.ParseInt(sec, 10, 64)
-		b, err2 := strconv.ParseInt(frac, 10, 64)
-		if err1 != nil || err2 != nil || len(frac) != 9 {
-			t.Fatalf("time %q", s)
-		}
-		return a*1e9 + b
-	}
 	data, err := os.ReadFile(f)
 	if err != nil {
 		t.Fatal(err)
@@ -225,7 +216,7 @@ func TestFieldsTimesAsTshark(t *testing.T) {
 			}
 			want := "0.000000000"
 			if prev != "" {
-				d := nanos(epoch[c[0]]) - nanos(epoch[prev])
+				d := testutil.EpochNanos(t, epoch[c[0]]) - testutil.EpochNanos(t, epoch[prev])
 				want = strconv.FormatInt(d/1e9, 10) + "." + strconv.FormatInt(1e9+d%1e9, 10)[1:]
 			}
 			if c[3] != want {

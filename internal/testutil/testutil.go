@@ -151,3 +151,17 @@ func TsharkTimes(t testing.TB, file, format, filter string, env ...string) map[u
 	}
 	return m
 }
+
+// EpochNanos parses tshark's frame.time_epoch ("1795314735.628872000") into
+// nanoseconds since the epoch, without going through a float.
+func EpochNanos(t testing.TB, s string) int64 {
+	t.Helper()
+	sec, frac, _ := strings.Cut(s, ".")
+	frac = (frac + "000000000")[:9]
+	a, err1 := strconv.ParseInt(sec, 10, 64)
+	b, err2 := strconv.ParseInt(frac, 10, 64)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("bad frame.time_epoch %q", s)
+	}
+	return a*1e9 + b
+}

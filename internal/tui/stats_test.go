@@ -243,19 +243,6 @@ func mapsEqual(a, b map[string]int) bool {
 	return true
 }
 
-// epochNanos parses tshark's frame.time_epoch ("1795314735.628872000").
-func epochNanos(t *testing.T, s string) int64 {
-	t.Helper()
-	sec, frac, _ := strings.Cut(s, ".")
-	frac = (frac + "000000000")[:9]
-	a, err1 := strconv.ParseInt(sec, 10, 64)
-	b, err2 := strconv.ParseInt(frac, 10, 64)
-	if err1 != nil || err2 != nil {
-		t.Fatalf("frame.time_epoch %q", s)
-	}
-	return a*1e9 + b
-}
-
 // TestStatsLatency: 2 shows iwarpdump -z latency. Its numbers are
 // tshark's: the k-th RDMA Read Request of a capture of one Reading
 // connection is answered by the k-th Read Response to end (the segment
@@ -271,7 +258,7 @@ func TestStatsLatency(t *testing.T) {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			at := map[string]int64{}
 			for _, r := range tsharkRows(t, file, "frame", "frame.number", "frame.time_epoch") {
-				at[r[0]] = epochNanos(t, r[1])
+				at[r[0]] = testutil.EpochNanos(t, r[1])
 			}
 			var reqs, resps []int64
 			for _, r := range tsharkRows(t, file, "iwarp_ddp_rdmap", "frame.number", "iwarp_rdma.opcode", "iwarp_ddp.last_flag") {
