@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/iwarpkit/iwarpkit/internal/testutil"
 )
@@ -57,13 +56,7 @@ func textTimes(t *testing.T, args ...string) []textLine {
 // line's.
 func TestTimeFormatsAsTshark(t *testing.T) {
 	testutil.RequireTshark(t)
-	zone, err := time.LoadLocation("America/Sao_Paulo")
-	if err != nil {
-		t.Skipf("no time zone database: %v", err)
-	}
-	old := time.Local
-	time.Local = zone
-	defer func() { time.Local = old }()
+	testutil.LocalZone(t, "America/Sao_Paulo") // tshark runs with TZ=America/Sao_Paulo
 	files := []string{siw + "crc_v2_rping.pcap", siw + "crc_v2_iwtest_ops.pcap", siw + "basic_ib_read_bw_4096_v2_nocrc.pcap", "../../testdata/synth/gap.pcap"}
 	for _, file := range files {
 		for _, fmtName := range []string{"u", "ud", "a", "ad", "e", "r", "dd"} {

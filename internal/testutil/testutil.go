@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/iwarpkit/iwarpkit/capture"
 	"github.com/iwarpkit/iwarpkit/flows"
@@ -164,4 +165,19 @@ func EpochNanos(t testing.TB, s string) int64 {
 		t.Fatalf("bad frame.time_epoch %q", s)
 	}
 	return a*1e9 + b
+}
+
+// LocalZone makes name the local time zone (time.Local) until the test
+// ends, and returns it; the test is skipped without a time zone database.
+// The local time formats are checked against tshark run with TZ=name.
+func LocalZone(t testing.TB, name string) *time.Location {
+	t.Helper()
+	zone, err := time.LoadLocation(name)
+	if err != nil {
+		t.Skipf("no time zone database: %v", err)
+	}
+	old := time.Local
+	time.Local = zone
+	t.Cleanup(func() { time.Local = old })
+	return zone
 }

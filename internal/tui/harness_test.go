@@ -63,6 +63,12 @@ func startWith(t *testing.T, path string, o Options, width, height int, damaged 
 		t.Fatalf("indexing: %v (a damaged capture: %v)", err, damaged)
 	}
 	app.Ctl.Tick(0)
+	return run(t, app, scr)
+}
+
+// run runs app on scr until the test ends, and returns its harness.
+func run(t *testing.T, app *App, scr tcell.SimulationScreen) *harness {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &harness{t: t, app: app, scr: scr, cancel: cancel, exited: make(chan struct{})}
 	go func() {

@@ -391,16 +391,7 @@ func TestStatsWhileIndexing(t *testing.T) {
 		t.Fatal(err)
 	}
 	scr.SetSize(simW, simH)
-	ctx, cancel := context.WithCancel(context.Background())
-	h := &harness{t: t, app: app, scr: scr, cancel: cancel, exited: make(chan struct{})}
-	go func() {
-		defer close(h.exited)
-		if err := app.Run(ctx, false); err != nil {
-			t.Error(err)
-		}
-	}()
-	t.Cleanup(h.close)
-	h.sync()
+	h := run(t, app, scr)
 	h.keys("z")
 	if h.find("indexing: 0% read, 0 records so far") < 0 {
 		t.Errorf("before indexing:\n%s", strings.Join(h.text(), "\n"))

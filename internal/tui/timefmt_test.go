@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/iwarpkit/iwarpkit/format"
 	"github.com/iwarpkit/iwarpkit/internal/testutil"
@@ -71,13 +70,7 @@ func checkTimes(t *testing.T, h *harness, file, fmtName, filter string) map[uint
 // ladder's Time column follows the format.
 func TestTimeFormats(t *testing.T) {
 	testutil.RequireTshark(t)
-	zone, err := time.LoadLocation("America/Sao_Paulo")
-	if err != nil {
-		t.Skipf("no time zone database: %v", err)
-	}
-	old := time.Local
-	time.Local = zone
-	defer func() { time.Local = old }()
+	testutil.LocalZone(t, "America/Sao_Paulo") // tshark runs with TZ=America/Sao_Paulo
 	files := []string{rping, "../../testdata/siw/basic_ib_read_bw_4096_v2_nocrc.pcap", "../../testdata/synth/gap.pcap"}
 	for _, file := range files {
 		for _, name := range []string{"u", "ud", "a", "ad", "e", "r", "dd"} {
