@@ -133,6 +133,9 @@ func TestLoopbackLiveCapture(t *testing.T) {
 			neg: Negotiation{MarkersR2I: ptr(true), CRC: ptr(false)}, r2i: true},
 		{name: "siw p2p read RTR", file: "../testdata/siw/p2p_rtr1_rping.pcap", addr: "127.0.0.1",
 			neg: Negotiation{RTR: ptr(mpa.RTRRead)}},
+		// No MPA exchange to say where markers go: the recorded FPDUs
+		// (markers both ways in the synth ground truth) do.
+		{name: "synth midstream-markers", file: "../testdata/synth/midstream-markers.pcap", addr: "127.0.0.1", i2r: true, r2i: true, crc: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

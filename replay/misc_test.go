@@ -321,8 +321,8 @@ func TestCancel(t *testing.T) {
 // side its direction names (tshark's source of the message's frame).
 func TestMidstreamInitiator(t *testing.T) {
 	tshark := testutil.RequireTshark(t)
-	for _, f := range []string{"iwtest_ops_from_frame15.pcap", "rping_nocrc_from_frame20.pcap"} {
-		path := filepath.Join("..", "testdata", "midstream", f)
+	for _, f := range []string{"midstream/iwtest_ops_from_frame15.pcap", "midstream/rping_nocrc_from_frame20.pcap", "synth/midstream-markers.pcap"} {
+		path := filepath.Join("..", "testdata", f)
 		ss := load(t, path, LoadOptions{})
 		if len(ss) != 1 {
 			t.Fatalf("%s: %d scripts", f, len(ss))

@@ -190,7 +190,7 @@ func (p *plan) raw() bool {
 // decoder's summary says, with the overrides.
 func (p *plan) rawOutcome() Outcome {
 	sum := &p.s.Summary
-	o := Outcome{NoMPA: true, MarkersI2R: sum.MarkersI2R, MarkersR2I: sum.MarkersR2I, CRC: sum.CRC}
+	o := Outcome{NoMPA: true, MarkersI2R: p.s.MarkersI2R, MarkersR2I: p.s.MarkersR2I, CRC: sum.CRC}
 	if sum.DDPVersion > 0 {
 		o.V = uint8(sum.DDPVersion)
 	}
@@ -242,7 +242,7 @@ func (p *plan) request() mpa.Frame {
 		f = *s.Request
 		f.PD = slices.Clone(f.PD)
 	} else {
-		f = mpa.Frame{Rev: mpa.Rev1, M: s.Summary.MarkersR2I, C: s.Summary.CRC}
+		f = mpa.Frame{Rev: mpa.Rev1, M: s.MarkersR2I, C: s.Summary.CRC}
 		if s.Summary.DDPVersion == 0 || s.NoMPA {
 			f.Rev = mpa.Rev0
 		}
@@ -319,7 +319,7 @@ func (p *plan) reply(req *mpa.Frame) (f mpa.Frame, closeAfter bool, reason strin
 		f = *s.Reply
 		f.PD = slices.Clone(f.PD)
 	} else {
-		f = mpa.Frame{Rev: req.Rev, M: s.Summary.MarkersI2R, C: s.Summary.CRC}
+		f = mpa.Frame{Rev: req.Rev, M: s.MarkersI2R, C: s.Summary.CRC}
 	}
 	f.Kind = mpa.KindReply
 	e, ulp, hadE := splitEnhanced(s.Reply)

@@ -68,6 +68,15 @@ type Script struct {
 	NoMPA bool
 	// Summary is the decoder's summary of the recorded connection.
 	Summary flows.ConnSummary
+	// MarkersI2R and MarkersR2I say whether the recorded FPDUs of each
+	// direction carry MPA markers (RFC 5044 §5.1): what the decoder found
+	// negotiated or, in a capture that starts mid-stream, the marker grid it
+	// recovered from the FPDUs. A replay without MPA frames, or one that
+	// makes up the frames the capture lacks, uses them.
+	MarkersI2R, MarkersR2I bool
+	// Warnings say what of the recording the replay cannot carry (a
+	// mid-stream capture's MPA exchange, say), one sentence each.
+	Warnings []string
 	// Messages are the RDMA messages of both directions ordered by the frame
 	// of their first segment, which is the causal order the replay keeps: a
 	// message waits until every earlier message of the other direction has
@@ -264,13 +273,21 @@ type openMsg struct {
 }
 
 type extConn struct {
-	s        *Script
-	first    netip.AddrPort // first source seen, the initiator when unknown
-	haveSrc  bool
-	selected bool
-	msgs     [2][]Message // per direction, stream order
-	open     map[msgKey]*openMsg
-	done     bool
+	s *Script
+	// first is the source of the first record received: records of unknown
+	// direction from it are filed as I2R until finish. The decoder may send
+	// a mid-stream connection's directions in any order, so earliest is the
+	// source of the record with the lowest frame: the side seen first,
+	// which stands for the initiator when the capture does not say.
+	first         netip.AddrPort
+	haveSrc       bool
+	earliest      netip.AddrPort
+	earliestFrame uint64
+	selected      bool
+	msgs          [2][]Message // per direction, stream order
+	markers       [2]bool      // an FPDU of the direction carried a marker
+	open          map[msgKey]*openMsg
+	done          bool
 }
 
 type extractor struct {
@@ -301,8 +318,13 @@ func (x *extractor) conn(r *flows.Record) *extConn {
 		c = &extConn{s: &Script{Conn: r.Conn, Start: r.TS}, open: map[msgKey]*openMsg{}}
 		x.conns[r.Conn] = c
 	}
-	if !c.haveSrc && r.Src.IsValid() {
-		c.first, c.haveSrc = r.Src, true
+	if r.Src.IsValid() {
+		if !c.haveSrc {
+			c.first, c.haveSrc = r.Src, true
+		}
+		if !c.earliest.IsValid() || r.Frame < c.earliestFrame {
+			c.earliest, c.earliestFrame = r.Src, r.Frame
+		}
 	}
 	return c
 }
@@ -343,6 +365,9 @@ func (x *extractor) record(r *flows.Record) {
 	case flows.RecFPDU:
 		if !r.FPDU.SegOK || r.FPDU.CRCStatus == flows.CRCIncomplete {
 			c.s.Skipped++
+		}
+		if len(r.FPDU.Markers) > 0 {
+			c.markers[c.dir(r)] = true
 		}
 	case flows.RecConn:
 		c.s.Summary = *r.Summary
@@ -443,6 +468,20 @@ func (x *extractor) finish() ([]*Script, error) {
 			continue // not iWARP
 		}
 		sum := &s.Summary
+		if !sum.InitiatorKnown && c.haveSrc && c.earliest.IsValid() && c.earliest != c.first {
+			// The side seen first stands for the initiator: file the
+			// other side's messages as R2I.
+			c.msgs[I2R], c.msgs[R2I] = c.msgs[R2I], c.msgs[I2R]
+			c.markers[I2R], c.markers[R2I] = c.markers[R2I], c.markers[I2R]
+			for d := range c.msgs {
+				for i := range c.msgs[d] {
+					c.msgs[d][i].Dir = Dir(d)
+				}
+			}
+			c.first = c.earliest
+		}
+		s.MarkersI2R = sum.MarkersI2R || c.markers[I2R]
+		s.MarkersR2I = sum.MarkersR2I || c.markers[R2I]
 		switch {
 		case sum.InitiatorKnown:
 			s.Initiator, s.Responder = sum.Initiator, sum.Responder
@@ -454,6 +493,12 @@ func (x *extractor) finish() ([]*Script, error) {
 			s.Initiator, s.Responder = sum.A, sum.B
 		}
 		s.NoMPA = s.Request == nil
+		if s.Request == nil && s.Reply == nil && !sum.InitiatorKnown {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("the capture starts mid-stream: the MPA Request and Reply were not captured, so the replay sends none "+
+				"(or makes them up when the negotiation or an RNIC kind is overridden), with the markers (i2r %s, r2i %s) and CRC (%s) of the recorded FPDUs, "+
+				"the marker grid starting at the new stream's first octet; the side seen first, %s, stands for the initiator",
+				onOff(s.MarkersI2R), onOff(s.MarkersR2I), onOff(sum.CRC), s.Initiator))
+		}
 		// Merge the two directions by the frame of their first segment,
 		// keeping each direction's stream order.
 		a, b := c.msgs[I2R], c.msgs[R2I]

@@ -124,6 +124,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "iwarpreplay: %s: %v\n", f.read, err)
 		return 2
 	}
+	for _, s := range scripts {
+		for _, w := range s.Warnings {
+			fmt.Fprintf(stderr, "iwarpreplay: conn %d: warning: %s\n", s.Conn, w)
+		}
+	}
 	if f.list {
 		for _, s := range scripts {
 			s.WriteText(stdout)

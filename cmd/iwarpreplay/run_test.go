@@ -167,3 +167,18 @@ func TestParsers(t *testing.T) {
 		}
 	}
 }
+
+// TestMidstreamWarning: a capture that starts mid-stream is replayed with
+// the markers its FPDUs carry (the synth file's markers go both ways, as its
+// ground truth says), and a warning on standard error says what could not
+// be carried: the MPA exchange.
+func TestMidstreamWarning(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "out.pcap")
+	code, out, stderr := runCmd(t, "-r", "../../testdata/synth/midstream-markers.pcap", "--to-pcap", p, "-q")
+	if code != 0 || !strings.Contains(out, "markers i2r on r2i on CRC on") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	if !strings.Contains(stderr, "iwarpreplay: conn 0: warning: the capture starts mid-stream") || !strings.Contains(stderr, "MPA Request and Reply were not captured") {
+		t.Errorf("stderr %q", stderr)
+	}
+}
