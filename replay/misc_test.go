@@ -396,3 +396,20 @@ func TestRTRAsSiw(t *testing.T) {
 		}
 	}
 }
+
+// TestNoSuchConnection: asking for connection ids the capture does not have
+// names them and the capture's iWARP connections (two in
+// basic_ib_read_bw_4096_v2_nocrc: perftest -R opens two, testdata/MANIFEST.md).
+func TestNoSuchConnection(t *testing.T) {
+	_, err := Load("../testdata/siw/basic_ib_read_bw_4096_v2_nocrc.pcap", LoadOptions{Conns: []int{5, 7}})
+	var ne *NoConnectionError
+	if !errors.Is(err, ErrNoConnections) || !errors.As(err, &ne) || !slices.Equal(ne.Have, []int{0, 1}) {
+		t.Fatalf("error %v", err)
+	}
+	if want := "replay: no iWARP connections 5, 7 (the capture has iWARP connections 0-1)"; err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
+	}
+	if ss, err := Load("../testdata/siw/basic_ib_read_bw_4096_v2_nocrc.pcap", LoadOptions{Conns: []int{1, 5}}); err != nil || len(ss) != 1 || ss[0].Conn != 1 {
+		t.Errorf("conn 1 of 1,5: %v", err)
+	}
+}

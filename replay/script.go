@@ -160,6 +160,54 @@ var (
 	ErrNoConnections   = errors.New("replay: no iWARP connection selected")
 )
 
+// NoConnectionError is the error of Load and Extract when none of the
+// connection ids asked for (LoadOptions.Conns) is an iWARP connection of the
+// capture. errors.Is(err, ErrNoConnections) holds.
+type NoConnectionError struct {
+	Wanted []int // the ids asked for
+	Have   []int // the capture's iWARP connection ids, ascending
+}
+
+func (e *NoConnectionError) Error() string {
+	var b strings.Builder
+	b.WriteString("replay: no iWARP connection")
+	if len(e.Wanted) > 1 {
+		b.WriteString("s")
+	}
+	b.WriteString(" " + idRanges(e.Wanted) + " (the capture has ")
+	switch len(e.Have) {
+	case 0:
+		b.WriteString("no iWARP connection)")
+	case 1:
+		b.WriteString("iWARP connection " + idRanges(e.Have) + ")")
+	default:
+		b.WriteString("iWARP connections " + idRanges(e.Have) + ")")
+	}
+	return b.String()
+}
+
+// Is makes a NoConnectionError an ErrNoConnections.
+func (e *NoConnectionError) Is(target error) bool { return target == ErrNoConnections }
+
+// idRanges writes ids as "0, 2, 4-6".
+func idRanges(ids []int) string {
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	var parts []string
+	for i := 0; i < len(ids); {
+		j := i
+		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", ids[i], ids[j]))
+		} else {
+			parts = append(parts, fmt.Sprint(ids[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
+}
+
 const (
 	defaultMaxPayload  = 64 << 20
 	defaultMaxSegments = 4 << 20
@@ -293,6 +341,7 @@ type extConn struct {
 type extractor struct {
 	o        LoadOptions
 	conns    map[int]*extConn
+	iwarp    map[int]bool // every connection with an MPA frame or FPDU
 	kept     int64
 	segments int
 	err      error
@@ -305,7 +354,7 @@ func newExtractor(o LoadOptions) *extractor {
 	if o.MaxSegments == 0 {
 		o.MaxSegments = defaultMaxSegments
 	}
-	return &extractor{o: o, conns: map[int]*extConn{}}
+	return &extractor{o: o, conns: map[int]*extConn{}, iwarp: map[int]bool{}}
 }
 
 func (x *extractor) wanted(id int) bool {
@@ -344,6 +393,9 @@ func (c *extConn) dir(r *flows.Record) Dir {
 
 // record receives the decoder's records in frame order.
 func (x *extractor) record(r *flows.Record) {
+	if r.Type == flows.RecMPA || r.Type == flows.RecFPDU {
+		x.iwarp[r.Conn] = true
+	}
 	if !x.wanted(r.Conn) {
 		return
 	}
@@ -521,6 +573,14 @@ func (x *extractor) finish() ([]*Script, error) {
 		out = append(out, s)
 	}
 	if len(out) == 0 {
+		if len(x.o.Conns) > 0 && x.o.Filter == nil {
+			have := make([]int, 0, len(x.iwarp))
+			for id := range x.iwarp {
+				have = append(have, id)
+			}
+			slices.Sort(have)
+			return nil, &NoConnectionError{Wanted: x.o.Conns, Have: have}
+		}
 		return nil, ErrNoConnections
 	}
 	return out, nil

@@ -44,7 +44,10 @@ func TestUsage(t *testing.T) {
 		{[]string{"-r", siw, "-Y", "nosuchfield == 1"}, 2, "-Y"},
 		{[]string{"-r", siw, "--addr", "192.0.2.1:0"}, 2, "loopback"},
 		{[]string{"-r", "/nonexistent.pcap"}, 2, "nonexistent"},
-		{[]string{"-r", siw, "--conn", "7"}, 2, "no iWARP connection"},
+		{[]string{"-r", siw, "--conn", "7"}, 2, "no iWARP connection 7 (the capture has iWARP connection 0)"},
+		// perftest -R opens two connections (testdata/MANIFEST.md), 0 and 1.
+		{[]string{"-r", "../../testdata/siw/basic_ib_read_bw_4096_v2_nocrc.pcap", "--conn", "5"}, 2, "no iWARP connection 5 (the capture has iWARP connections 0-1)"},
+		{[]string{"-r", "../../testdata/siw/basic_ib_read_bw_4096_v2_nocrc.pcap", "--conn", "2,4-6"}, 2, "no iWARP connections 2, 4-6 (the capture has iWARP connections 0-1)"},
 		{[]string{"-r", siw, "extra"}, 2, "unexpected arguments"},
 		{[]string{"-h"}, 0, "usage: iwarpreplay"},
 	}
