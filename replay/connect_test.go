@@ -221,3 +221,36 @@ func TestConnectReadRequestHeader(t *testing.T) {
 		t.Fatalf("initiator's mismatches %v do not name the recorded Read Request the responder did not send", ir.Conns[0].Mismatches)
 	}
 }
+
+// TestListenElapsed: Listen's duration and rate count from the initiator's
+// connection, not from the start of the wait for it: with an initiator that
+// connects a second late, the responder's replay takes no longer than the
+// initiator's, which is timed from its dial.
+func TestListenElapsed(t *testing.T) {
+	scripts := load(t, "../testdata/siw/crc_v2_iwtest_ops.pcap", LoadOptions{})
+	o := Options{Timeouts: Timeouts{Idle: 300 * time.Millisecond}}
+	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var lrep *Report
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		lrep, _ = Listen(context.Background(), ln, scripts, o)
+	}()
+	const late = time.Second
+	time.Sleep(late)
+	crep, err := Connect(context.Background(), ln.Addr().String(), scripts, o)
+	<-done
+	if err != nil || lrep == nil || !crep.OK() || !lrep.OK() {
+		t.Fatalf("connect %v %+v, listen %+v", err, crep, lrep)
+	}
+	if lrep.Elapsed >= late || lrep.Elapsed > crep.Elapsed+200*time.Millisecond {
+		t.Errorf("listen took %v (the initiator connected %v after it started), the initiator %v", lrep.Elapsed, late, crep.Elapsed)
+	}
+	if lrep.Rate() < float64(lrep.Octets)/late.Seconds() {
+		t.Errorf("listen rate %.0f octets/s: %d octets counted over the wait", lrep.Rate(), lrep.Octets)
+	}
+}

@@ -67,7 +67,7 @@ func WritePcap(ctx context.Context, w io.Writer, scripts []*Script, o Options) (
 		}
 	}
 	stop()
-	rep.Elapsed = time.Since(st.start)
+	rep.Elapsed = st.elapsed()
 	if err := bw.Flush(); err != nil && werr == nil {
 		werr = err
 	}

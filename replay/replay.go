@@ -105,7 +105,12 @@ type Progress struct {
 }
 
 type stats struct {
-	start      time.Time
+	start time.Time
+	// Time spent waiting for an initiator (Listen) is not the replay's:
+	// paused is its total, pausedAt the start of the current wait.
+	mu         sync.Mutex
+	paused     time.Duration
+	pausedAt   time.Time
 	conn       atomic.Int64
 	msgsSent   atomic.Uint64
 	octetsSent atomic.Uint64
@@ -113,8 +118,37 @@ type stats struct {
 	octetsRecv atomic.Uint64
 }
 
+// elapsed returns the time since the start, waits excluded.
+func (s *stats) elapsed() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	if !s.pausedAt.IsZero() {
+		now = s.pausedAt
+	}
+	return now.Sub(s.start) - s.paused
+}
+
+// pause stops the clock of elapsed until resume.
+func (s *stats) pause() {
+	s.mu.Lock()
+	if s.pausedAt.IsZero() {
+		s.pausedAt = time.Now()
+	}
+	s.mu.Unlock()
+}
+
+func (s *stats) resume() {
+	s.mu.Lock()
+	if !s.pausedAt.IsZero() {
+		s.paused += time.Since(s.pausedAt)
+		s.pausedAt = time.Time{}
+	}
+	s.mu.Unlock()
+}
+
 func (s *stats) snapshot() Progress {
-	p := Progress{Conn: int(s.conn.Load()), Elapsed: time.Since(s.start),
+	p := Progress{Conn: int(s.conn.Load()), Elapsed: s.elapsed(),
 		MessagesSent: s.msgsSent.Load(), MessagesReceived: s.msgsRecv.Load(),
 		OctetsSent: s.octetsSent.Load(), OctetsReceived: s.octetsRecv.Load()}
 	if sec := p.Elapsed.Seconds(); sec > 0 {
@@ -212,7 +246,9 @@ type Report struct {
 	Messages, FPDUs, Received int
 	Octets                    uint64
 	Mismatches, Errors        int
-	Elapsed                   time.Duration
+	// Elapsed is the replay's duration; Listen's leaves out the waits for
+	// initiators to connect.
+	Elapsed time.Duration
 }
 
 // Rate returns the octets sent per second.
@@ -413,7 +449,7 @@ func LoopbackOn(ctx context.Context, ln *net.TCPListener, scripts []*Script, o O
 		rep.add(loopbackConn(ctx, ln, la, s, &o, st))
 	}
 	stop()
-	rep.Elapsed = time.Since(st.start)
+	rep.Elapsed = st.elapsed()
 	return rep, ctx.Err()
 }
 
@@ -511,7 +547,7 @@ func Connect(ctx context.Context, addr string, scripts []*Script, o Options) (*R
 		rep.add(connReport(s, [2]*endpoint{e, nil}))
 	}
 	stop()
-	rep.Elapsed = time.Since(st.start)
+	rep.Elapsed = st.elapsed()
 	return rep, ctx.Err()
 }
 
@@ -535,7 +571,9 @@ func Listen(ctx context.Context, ln *net.TCPListener, scripts []*Script, o Optio
 		p := &plan{s: s, neg: o.Negotiation, init: RNICScript, resp: o.Responder}
 		ln.SetDeadline(time.Now().Add(o.Timeouts.Accept))
 		stopAccept := context.AfterFunc(ctx, func() { ln.SetDeadline(time.Unix(1, 0)) })
+		st.pause() // the wait for an initiator is not the replay's time
 		c, err := ln.AcceptTCP()
+		st.resume()
 		stopAccept()
 		if err != nil {
 			rep.add(&ConnReport{Conn: s.Conn, Initiator: s.Initiator, Responder: s.Responder, Err: fmt.Errorf("waiting for an initiator on %s: %w", ln.Addr(), classify(err))})
@@ -550,6 +588,6 @@ func Listen(ctx context.Context, ln *net.TCPListener, scripts []*Script, o Optio
 	}
 	ln.SetDeadline(time.Time{})
 	stop()
-	rep.Elapsed = time.Since(st.start)
+	rep.Elapsed = st.elapsed()
 	return rep, ctx.Err()
 }
