@@ -70,5 +70,8 @@
 // (Loopback insists on a loopback one); every wait (connect, accept, the MPA
 // exchange, each causal wait, each write, the end of the connection, its
 // whole life) has a timeout (Timeouts); a peer that sends garbage or resets
-// the connection ends that connection with an error that says so.
+// the connection ends that connection with an error that says so. Cancelling
+// the context stops a replay at once: the report covers what was replayed,
+// says it was interrupted (Report.Interrupted, the context's cause) and
+// does not count as missing the messages after the last one received.
 package replay

@@ -83,6 +83,7 @@ func newEndpoint(side Dir, p *plan, o *Options, c conn, clk clock, st *stats, pe
 
 // run plays the side to the end and fills e.rep.
 func (e *endpoint) run(ctx context.Context) {
+	defer e.settle(ctx)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// Every blocking socket call has a deadline; cancelling ctx also unblocks
@@ -101,9 +102,10 @@ func (e *endpoint) run(ctx context.Context) {
 	}
 	e.rep.Outcome = e.out
 	if e.out.Rejected || e.out.Closed {
-		e.closeGracefully()
+		e.closeGracefully(ctx)
 		return
 	}
+	e.rep.Streaming = true
 	e.msgs = buildMessages(e.p.s, &e.out, e.p.resp != RNICScript && !e.out.NoMPA)
 	for i := range e.msgs {
 		if e.msgs[i].dir != e.side {
@@ -116,6 +118,48 @@ func (e *endpoint) run(ctx context.Context) {
 	e.transmit(ctx)
 	e.finish(ctx)
 	e.rep.Outcome = e.out
+}
+
+// errLifetime is the cause of the context that bounds a connection's whole
+// life (Timeouts.Conn).
+var errLifetime = errors.New("the connection's lifetime limit passed")
+
+// withLifetime bounds a connection's life by Timeouts.Conn.
+func withLifetime(ctx context.Context, o *Options) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, o.Timeouts.Conn, fmt.Errorf("%w (%v)", errLifetime, o.Timeouts.Conn))
+}
+
+// settle notes why the side stopped when its context ended first: the
+// connection's lifetime limit, an error, or the caller stopping the replay
+// (Interrupted). What follows from the stop (the socket calls it cut short,
+// and the peer's close when it was stopped too) is not an error of the side.
+func (e *endpoint) settle(ctx context.Context) {
+	if ctx.Err() == nil {
+		return
+	}
+	cause := context.Cause(ctx)
+	if e.rep.Err != nil && !followsStop(e.rep.Err) {
+		if !errors.Is(cause, errLifetime) {
+			e.rep.Interrupted = true
+		}
+		return
+	}
+	if errors.Is(cause, errLifetime) {
+		e.rep.Err = cause
+		return
+	}
+	e.rep.Err = nil
+	e.rep.Interrupted = true
+}
+
+// followsStop reports whether err is what stopping a connection causes.
+func followsStop(err error) bool {
+	for _, t := range []error{errTimeout, errPeerClosed, errPeerReset, io.EOF, net.ErrClosed, context.Canceled, context.DeadlineExceeded} {
+		if errors.Is(err, t) {
+			return true
+		}
+	}
+	return false
 }
 
 // ---------------------------------------------------------------- handshake
@@ -702,7 +746,9 @@ func (e *endpoint) finish(ctx context.Context) {
 		break
 	}
 	e.c.CloseWrite()
-	e.c.SetReadDeadline(time.Now().Add(e.o.Timeouts.Idle))
+	if ctx.Err() == nil {
+		e.c.SetReadDeadline(time.Now().Add(e.o.Timeouts.Idle))
+	} // else stopped: the read deadline has passed, receiving ends now
 	<-e.rxStopped
 	e.mu.Lock()
 	rxErr := e.rxErr
@@ -710,6 +756,9 @@ func (e *endpoint) finish(ctx context.Context) {
 	nFPDU := e.rxFPDUs
 	e.mu.Unlock()
 	switch {
+	case ctx.Err() != nil:
+		// Stopped (settle says why): the peer's last messages were not
+		// waited for.
 	case rxErr == nil, errors.Is(rxErr, io.EOF):
 		if nFPDU == 0 && len(e.exp) > 0 && !e.out.Closed {
 			// The peer closed right after the exchange (interop matrix
@@ -730,9 +779,11 @@ func (e *endpoint) finish(ctx context.Context) {
 
 // closeGracefully ends a connection the exchange closed: FIN, wait briefly
 // for the peer's FIN, then close.
-func (e *endpoint) closeGracefully() {
+func (e *endpoint) closeGracefully(ctx context.Context) {
 	e.c.CloseWrite()
-	e.c.SetReadDeadline(time.Now().Add(e.o.Timeouts.Idle))
+	if ctx.Err() == nil {
+		e.c.SetReadDeadline(time.Now().Add(e.o.Timeouts.Idle))
+	}
 	var b [512]byte
 	for {
 		if _, err := e.c.Read(b[:]); err != nil {

@@ -135,8 +135,20 @@ type Outcome struct {
 	Row string
 }
 
-// String describes the outcome in one line.
+// Negotiated reports whether the MPA exchange ended: the connection went to
+// FPDU mode, or was rejected or closed. It is false when the exchange
+// failed or never started (a refused connection, no Reply in time, a Reply
+// that is not MPA).
+func (o Outcome) Negotiated() bool {
+	return o.NoMPA || o.Rejected || o.Closed || (o.Request != nil && o.Reply != nil)
+}
+
+// String describes the outcome in one line ("not negotiated" when the
+// exchange did not end).
 func (o Outcome) String() string {
+	if !o.Negotiated() {
+		return "not negotiated"
+	}
 	var b strings.Builder
 	switch {
 	case o.Rejected:

@@ -67,14 +67,14 @@ func WritePcap(ctx context.Context, w io.Writer, scripts []*Script, o Options) (
 		}
 	}
 	stop()
-	rep.Elapsed = st.elapsed()
+	cerr := rep.finish(ctx, st)
 	if err := bw.Flush(); err != nil && werr == nil {
 		werr = err
 	}
 	if werr != nil {
 		return rep, werr
 	}
-	return rep, ctx.Err()
+	return rep, cerr
 }
 
 // tcpSim turns the octets each side writes into the TCP segments a capture

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -213,7 +214,16 @@ type SideReport struct {
 	TermSent, TermRecv *rdmap.Terminate
 	// Waits lists the causal waits that timed out.
 	Waits []WaitTimeout
-	// Err says why the side stopped early (nil: it played to the end).
+	// Streaming is set when the side went past the MPA exchange to the
+	// RDMA messages (not when the connection was rejected, closed by the
+	// exchange, or failed before it completed).
+	Streaming bool
+	// Interrupted is set when the caller's context stopped the side
+	// before it ended (iwarpreplay: SIGINT or SIGTERM).
+	Interrupted bool
+	// Err says why the side stopped early (nil: it played to the end, or it
+	// was interrupted). The socket timeouts and the peer's close that
+	// follow an interruption are not errors.
 	Err error
 }
 
@@ -230,8 +240,12 @@ type ConnReport struct {
 	// engine did not play that side.
 	Sides [2]*SideReport
 	// Mismatches are the differences between the messages received and
-	// the recording, per direction the engine received.
+	// the recording, per direction the engine received. After an
+	// interruption, the recorded messages after the last one received
+	// were not due yet: they are not listed as missing.
 	Mismatches []Mismatch
+	// Interrupted is set when a side was interrupted.
+	Interrupted bool
 	// Err is the first error of a side that does not follow from the
 	// outcome.
 	Err error
@@ -249,6 +263,11 @@ type Report struct {
 	// Elapsed is the replay's duration; Listen's leaves out the waits for
 	// initiators to connect.
 	Elapsed time.Duration
+	// Interrupted is why the caller's context stopped the replay before
+	// its end (context.Cause: "interrupt signal received" for
+	// iwarpreplay's SIGINT); nil when it ran to the end. The connections
+	// not started by then are not in Conns.
+	Interrupted error
 }
 
 // Rate returns the octets sent per second.
@@ -259,8 +278,19 @@ func (r *Report) Rate() float64 {
 	return 0
 }
 
-// OK reports whether every connection replayed without mismatch or error.
-func (r *Report) OK() bool { return r.Mismatches == 0 && r.Errors == 0 }
+// OK reports whether every connection replayed to its end without mismatch
+// or error.
+func (r *Report) OK() bool { return r.Mismatches == 0 && r.Errors == 0 && r.Interrupted == nil }
+
+// finish sets what the end of the replay says: its duration, and whether
+// ctx stopped it. It returns ctx's error.
+func (r *Report) finish(ctx context.Context, st *stats) error {
+	r.Elapsed = st.elapsed()
+	if ctx.Err() != nil {
+		r.Interrupted = context.Cause(ctx)
+	}
+	return ctx.Err()
+}
 
 func (r *Report) add(c *ConnReport) {
 	r.Conns = append(r.Conns, c)
@@ -284,7 +314,23 @@ func (r *Report) add(c *ConnReport) {
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	for _, c := range r.Conns {
-		fmt.Fprintf(&b, "conn %d %s > %s: %s\n", c.Conn, c.Initiator, c.Responder, c.Outcome)
+		fmt.Fprintf(&b, "conn %d %s > %s: ", c.Conn, c.Initiator, c.Responder)
+		// named is the error the first line gives as the reason the
+		// exchange did not complete.
+		var named error
+		switch {
+		case c.Outcome.Negotiated():
+			b.WriteString(c.Outcome.String())
+		case c.Err != nil:
+			named = c.Err
+			fmt.Fprintf(&b, "not negotiated: %v", c.Err)
+		case c.Interrupted:
+			b.WriteString("not negotiated: interrupted")
+		default:
+			b.WriteString("not negotiated")
+		}
+		b.WriteByte('\n')
+		sideErr := false
 		for d, s := range c.Sides {
 			if s == nil {
 				continue
@@ -293,8 +339,12 @@ func (r *Report) WriteText(w io.Writer) error {
 			if s.Local.IsValid() {
 				fmt.Fprintf(&b, " %s", s.Local)
 			}
-			fmt.Fprintf(&b, ": sent %d messages in %d FPDUs (%d octets), received %d of %d messages (%d octets)\n",
-				s.SentMessages, s.SentFPDUs, s.SentOctets, s.RecvMessages, len(s.Expected), s.RecvOctets)
+			if s.Streaming {
+				fmt.Fprintf(&b, ": sent %s in %s (%d octets), %s (%d octets)\n",
+					count(s.SentMessages, "message"), count(s.SentFPDUs, "FPDU"), s.SentOctets, received(s.RecvMessages, len(s.Expected)), s.RecvOctets)
+			} else {
+				fmt.Fprintf(&b, ": sent %d octets, received %d octets, no RDMA messages\n", s.SentOctets, s.RecvOctets)
+			}
 			if s.TermSent != nil {
 				fmt.Fprintf(&b, "    sent Terminate: %s\n", s.TermSent.Explain())
 			}
@@ -305,26 +355,50 @@ func (r *Report) WriteText(w io.Writer) error {
 				fmt.Fprintf(&b, "    message %d sent after a timeout: it waits for %d peer messages, %d had arrived\n", wt.Message, wt.Needed, wt.Received)
 			}
 			if s.Err != nil {
-				fmt.Fprintf(&b, "    error: %v\n", s.Err)
-			}
-		}
-		sideErr := false
-		for _, s := range c.Sides {
-			if s != nil && s.Err != nil {
 				sideErr = true
+				if named == nil || !errors.Is(named, s.Err) {
+					fmt.Fprintf(&b, "    error: %v\n", s.Err)
+				}
 			}
 		}
-		if c.Err != nil && !sideErr {
+		if c.Err != nil && !sideErr && named == nil {
 			fmt.Fprintf(&b, "  error: %v\n", c.Err)
+		}
+		if c.Interrupted && c.Outcome.Negotiated() {
+			b.WriteString("  interrupted: the recorded messages after the last one received are not counted missing\n")
 		}
 		for _, m := range c.Mismatches {
 			fmt.Fprintf(&b, "  mismatch: %s\n", m)
 		}
 	}
-	fmt.Fprintf(&b, "summary: %d connections, %d messages sent (%d FPDUs, %s), %d received, %s, %d mismatches, %d errors, %v\n",
+	fmt.Fprintf(&b, "summary: %d connections, %d messages sent (%d FPDUs, %s), %d received, %s, %d mismatches, %d errors, %v",
 		len(r.Conns), r.Messages, r.FPDUs, octets(float64(r.Octets)), r.Received, octets(r.Rate())+"/s", r.Mismatches, r.Errors, r.Elapsed.Round(time.Millisecond))
+	if r.Interrupted != nil {
+		fmt.Fprintf(&b, ", interrupted (%v)", r.Interrupted)
+	}
+	b.WriteByte('\n')
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// count writes "1 message", "2 messages".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// received says how many messages a side received against the number
+// the recording has its peer send.
+func received(got, want int) string {
+	switch {
+	case got == 0 && want == 0:
+		return "received no messages, as recorded"
+	case got <= want:
+		return fmt.Sprintf("received %d of %s", got, count(want, "recorded message"))
+	}
+	return fmt.Sprintf("received %s where the recording has %d", count(got, "message"), want)
 }
 
 // octets formats a count of octets with a binary-prefix unit.
@@ -368,14 +442,35 @@ func connReport(s *Script, sides [2]*endpoint) *ConnReport {
 		if r == nil {
 			continue
 		}
+		if r.Interrupted {
+			c.Interrupted = true
+		}
 		if !emulated {
-			c.Mismatches = append(c.Mismatches, Diff(Dir(d).Other(), r.Expected, r.Received)...)
+			ms := Diff(Dir(d).Other(), r.Expected, r.Received)
+			if r.Interrupted {
+				ms = notDue(ms, len(r.Expected))
+			}
+			c.Mismatches = append(c.Mismatches, ms...)
 		}
 		if r.Err != nil && c.Err == nil && !(emulated && errors.Is(r.Err, errPeerClosed)) {
 			c.Err = fmt.Errorf("%s: %w", sideName(Dir(d)), r.Err)
 		}
 	}
 	return c
+}
+
+// notDue drops from ms the recorded messages missing at the end of the
+// direction (n messages): after an interruption they were not due yet. A
+// message missing before one that arrived stays.
+func notDue(ms []Mismatch, n int) []Mismatch {
+	for {
+		i := slices.IndexFunc(ms, func(m Mismatch) bool { return m.Kind == MismatchMissing && m.WantIndex == n-1 })
+		if i < 0 {
+			return ms
+		}
+		ms = slices.Delete(ms, i, i+1)
+		n--
+	}
 }
 
 // ErrNotLoopback is returned by Loopback for a listening address that is not
@@ -449,8 +544,7 @@ func LoopbackOn(ctx context.Context, ln *net.TCPListener, scripts []*Script, o O
 		rep.add(loopbackConn(ctx, ln, la, s, &o, st))
 	}
 	stop()
-	rep.Elapsed = st.elapsed()
-	return rep, ctx.Err()
+	return rep, rep.finish(ctx, st)
 }
 
 func loopbackConn(ctx context.Context, ln *net.TCPListener, la netip.AddrPort, s *Script, o *Options, st *stats) *ConnReport {
@@ -506,7 +600,7 @@ func loopbackConn(ctx context.Context, ln *net.TCPListener, la netip.AddrPort, s
 
 // runPair runs both endpoints of a connection to the end.
 func runPair(ctx context.Context, o *Options, ie, re *endpoint) {
-	ctx, cancel := context.WithTimeout(ctx, o.Timeouts.Conn)
+	ctx, cancel := withLifetime(ctx, o)
 	defer cancel()
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -541,14 +635,13 @@ func Connect(ctx context.Context, addr string, scripts []*Script, o Options) (*R
 		}
 		e := newEndpoint(I2R, p, &o, c.(*net.TCPConn), wallClock{}, st, false)
 		e.rep.Local, e.rep.Remote = addrPort(c.LocalAddr()), addrPort(c.RemoteAddr())
-		cctx, cancel := context.WithTimeout(ctx, o.Timeouts.Conn)
+		cctx, cancel := withLifetime(ctx, &o)
 		e.run(cctx)
 		cancel()
 		rep.add(connReport(s, [2]*endpoint{e, nil}))
 	}
 	stop()
-	rep.Elapsed = st.elapsed()
-	return rep, ctx.Err()
+	return rep, rep.finish(ctx, st)
 }
 
 // Listen plays the responder of each script to real initiators connecting
@@ -581,13 +674,12 @@ func Listen(ctx context.Context, ln *net.TCPListener, scripts []*Script, o Optio
 		}
 		e := newEndpoint(R2I, p, &o, c, wallClock{}, st, false)
 		e.rep.Local, e.rep.Remote = addrPort(c.LocalAddr()), addrPort(c.RemoteAddr())
-		cctx, cancel := context.WithTimeout(ctx, o.Timeouts.Conn)
+		cctx, cancel := withLifetime(ctx, &o)
 		e.run(cctx)
 		cancel()
 		rep.add(connReport(s, [2]*endpoint{nil, e}))
 	}
 	ln.SetDeadline(time.Time{})
 	stop()
-	rep.Elapsed = st.elapsed()
-	return rep, ctx.Err()
+	return rep, rep.finish(ctx, st)
 }

@@ -11,7 +11,9 @@
 //	iwarpreplay -r cap.pcap --rev 1 --markers i2r --crc on --speed 2x
 //
 // Exit status: 0 when every connection replayed as recorded, 1 when messages
-// differ or a connection failed, 2 for usage errors and unreadable files.
+// differ, a connection failed or the replay was interrupted (SIGINT or
+// SIGTERM: the report ends with "interrupted" and covers what was replayed
+// until then), 2 for usage errors and unreadable files.
 package main
 
 import (

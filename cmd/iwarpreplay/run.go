@@ -83,7 +83,8 @@ func newFlagSet(stderr io.Writer) (*flag.FlagSet, *flags) {
 }
 
 // run is the whole command; it returns the exit status (0 replayed as
-// recorded, 1 mismatches or failed connections, 2 bad usage or input).
+// recorded, 1 mismatches, failed connections or interrupted, 2 bad usage or
+// input).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, f := newFlagSet(stderr)
 	if err := fs.Parse(args); err != nil {
@@ -157,7 +158,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "iwarpreplay: %v\n", err)
 			return 2
 		}
-		if err != nil {
+		if err != nil && ctx.Err() == nil {
 			fmt.Fprintf(stderr, "iwarpreplay: %v\n", err)
 		}
 	case f.connect != "":
@@ -183,10 +184,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if rep != nil {
 		rep.WriteText(stdout)
 	}
-	if err != nil && !errors.Is(err, context.Canceled) {
+	if err != nil && ctx.Err() == nil {
 		fmt.Fprintf(stderr, "iwarpreplay: %v\n", err)
 		return 1
 	}
+	// Interrupted: the report says so (exit 1, the replay did not end).
 	if rep == nil || !rep.OK() || err != nil {
 		return 1
 	}

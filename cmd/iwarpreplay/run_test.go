@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -183,5 +186,38 @@ func TestMidstreamWarning(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "iwarpreplay: conn 0: warning: the capture starts mid-stream") || !strings.Contains(stderr, "MPA Request and Reply were not captured") {
 		t.Errorf("stderr %q", stderr)
+	}
+}
+
+// TestInterruptSignal: SIGINT in the middle of a replay (the real binary,
+// as a user's Ctrl-C) ends it at once with the report of what was replayed,
+// which says it was interrupted by the signal and blames no peer; the exit
+// status is 1, as for a replay that did not go as recorded.
+func TestInterruptSignal(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "iwarpreplay")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, "-r", siw, "-q", "--speed", "0.1x")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second) // the recording spans 0.2 s: 2 s at 0.1x
+	start := time.Now()
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Errorf("exit: %v", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("took %v to stop", d)
+	}
+	out := stdout.String()
+	if !strings.HasSuffix(out, ", interrupted (interrupt signal received)\n") || strings.Contains(out, "mismatch:") ||
+		strings.Contains(out, "error:") || stderr.Len() > 0 {
+		t.Errorf("stdout:\n%s\nstderr:\n%s", out, stderr.String())
 	}
 }
