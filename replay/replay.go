@@ -541,7 +541,11 @@ func LoopbackOn(ctx context.Context, ln *net.TCPListener, scripts []*Script, o O
 			break
 		}
 		st.conn.Store(int64(s.Conn))
-		rep.add(loopbackConn(ctx, ln, la, s, &o, st))
+		c := loopbackConn(ctx, ln, la, s, &o, st)
+		if c.Sides == [2]*SideReport{} && ctx.Err() != nil {
+			break // interrupted before the connection was made
+		}
+		rep.add(c)
 	}
 	stop()
 	return rep, rep.finish(ctx, st)
@@ -629,6 +633,9 @@ func Connect(ctx context.Context, addr string, scripts []*Script, o Options) (*R
 		p := &plan{s: s, neg: o.Negotiation, init: o.Initiator, resp: RNICScript}
 		d := net.Dialer{Timeout: o.Timeouts.Dial}
 		c, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil && ctx.Err() != nil {
+			break // interrupted before the connection was made
+		}
 		if err != nil {
 			rep.add(&ConnReport{Conn: s.Conn, Initiator: s.Initiator, Responder: s.Responder, Err: fmt.Errorf("connecting to %s: %w", addr, err)})
 			continue
@@ -668,6 +675,9 @@ func Listen(ctx context.Context, ln *net.TCPListener, scripts []*Script, o Optio
 		c, err := ln.AcceptTCP()
 		st.resume()
 		stopAccept()
+		if err != nil && ctx.Err() != nil {
+			break // interrupted while waiting: no connection
+		}
 		if err != nil {
 			rep.add(&ConnReport{Conn: s.Conn, Initiator: s.Initiator, Responder: s.Responder, Err: fmt.Errorf("waiting for an initiator on %s: %w", ln.Addr(), classify(err))})
 			break

@@ -184,3 +184,24 @@ func TestReceivedCounts(t *testing.T) {
 		t.Errorf("reject:\n%s", txt)
 	}
 }
+
+// TestInterruptedWaiting: a Listen stopped while it waits for an initiator
+// reports no connection (none was made), only the interruption.
+func TestInterruptedWaiting(t *testing.T) {
+	ss := load(t, iwtestOps, LoadOptions{})
+	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	rep, err := Listen(ctx, ln, ss, Options{})
+	if !errors.Is(err, context.DeadlineExceeded) || rep == nil {
+		t.Fatalf("Listen: %v", err)
+	}
+	txt := reportText(t, rep)
+	if len(rep.Conns) != 0 || rep.Errors != 0 || !strings.HasPrefix(txt, "summary: 0 connections") || !strings.HasSuffix(txt, ", interrupted (context deadline exceeded)\n") {
+		t.Errorf("report:\n%s", txt)
+	}
+}
