@@ -263,6 +263,50 @@ var byName = func() map[string]int {
 	return m
 }()
 
+// LookupPath finds the field of a path in a record's tree: the key of a
+// nested value with its parents' keys ("rdmap.term.ddp.stag",
+// "mpa.markers[0].fpduptr"). List indexes are dropped, marker items are
+// named as the registry names them (mpa.marker.*), and when the path itself
+// is not a name, ever shorter suffixes are tried: "rdmap.term.ddp.stag" is
+// described by ddp.stag. The text tree and the TUI's tree both use it.
+func LookupPath(path string) (Field, bool) {
+	if f, ok := Lookup(path); ok {
+		return f, true
+	}
+	p := stripIndexes(path)
+	p = strings.Replace(p, "mpa.markers.", "mpa.marker.", 1)
+	for {
+		if f, ok := Lookup(p); ok {
+			return f, true
+		}
+		i := strings.IndexByte(p, '.')
+		if i < 0 {
+			return Field{}, false
+		}
+		p = p[i+1:]
+	}
+}
+
+// stripIndexes drops the list indexes of a path ("a[0].b" is "a.b").
+func stripIndexes(p string) string {
+	if strings.IndexByte(p, '[') < 0 {
+		return p
+	}
+	b := make([]byte, 0, len(p))
+	depth := 0
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '[':
+			depth++
+		case c == ']':
+			depth--
+		case depth == 0:
+			b = append(b, c)
+		}
+	}
+	return string(b)
+}
+
 // Canonical maps a name or alias to the registry name ("" when unknown).
 func Canonical(name string) string {
 	f, ok := Lookup(name)

@@ -43,3 +43,28 @@ func TestLookup(t *testing.T) {
 		t.Errorf("Lookup allocates %v times", n)
 	}
 }
+
+// TestLookupPath: keys nested in a record's tree find the registry entry
+// that describes them.
+func TestLookupPath(t *testing.T) {
+	for path, want := range map[string]string{
+		"ddp.stag":                        "ddp.stag",
+		"iwarp_ddp.stag":                  "ddp.stag",
+		"rdmap.term.ddp.stag":             "ddp.stag",
+		"rdmap.term.rdmap.read.sink_stag": "rdmap.read.sink_stag",
+		"mpa.markers[2].fpduptr":          "mpa.marker.fpduptr",
+		"findings[0].code":                "code",
+		"enhanced.ird":                    "enhanced.ird",
+		"a[1][2].b[3].ddp.to":             "ddp.to",
+	} {
+		f, ok := LookupPath(path)
+		if !ok || f.Name != want {
+			t.Errorf("LookupPath(%q) = %q %v, want %q", path, f.Name, ok, want)
+		}
+	}
+	for _, path := range []string{"", "nosuch", "x.nosuch", "[", "]]", "x[.y"} {
+		if f, ok := LookupPath(path); ok {
+			t.Errorf("LookupPath(%q) = %q, want none", path, f.Name)
+		}
+	}
+}

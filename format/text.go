@@ -89,7 +89,11 @@ func AppendText(dst []byte, r *flows.Record, o TextOptions) []byte {
 				f.Msg = "the sender ended the connection with this Terminate (explained above)"
 			}
 			dst = append(dst, "    "...)
-			dst = appendFinding(dst, f)
+			if o.Verbose {
+				dst = appendFindingFrames(dst, f, r.Frame)
+			} else {
+				dst = appendFinding(dst, f)
+			}
 			dst = append(dst, '\n')
 		}
 	}
@@ -100,7 +104,7 @@ func AppendText(dst []byte, r *flows.Record, o TextOptions) []byte {
 		// text and a registry lookup for every number made -v four times
 		// as slow as the line alone.
 		t := trees.Get().(*treeScratch)
-		dst = t.appendVerbose(dst, r)
+		dst = t.appendVerbose(dst, r, !o.Quiet)
 		trees.Put(t)
 	}
 	if o.Hex && r.Type == flows.RecFPDU && len(r.FPDU.Preview) > 0 {
@@ -351,6 +355,37 @@ func appendFinding(dst []byte, f dissect.Finding) []byte {
 	return dst
 }
 
+// appendFindingFrames appends the finding as appendFinding does, with its
+// frames before the reference ("... (frames 11, 10) [RFC 5040 §4.8]") when
+// they name another frame than the record's own, own: -v prints them there,
+// since its tree leaves the findings out.
+func appendFindingFrames(dst []byte, f dissect.Finding, own uint64) []byte {
+	other := false
+	for _, n := range f.Frames {
+		other = other || n != own
+	}
+	if !other {
+		return appendFinding(dst, f)
+	}
+	ref := f.Ref
+	f.Ref = ""
+	dst = appendFinding(dst, f)
+	dst = append(dst, " (frames "...)
+	for i, n := range f.Frames {
+		if i > 0 {
+			dst = append(dst, ", "...)
+		}
+		dst = strconv.AppendUint(dst, n, 10)
+	}
+	dst = append(dst, ')')
+	if ref != "" {
+		dst = append(dst, " ["...)
+		dst = appendSafe(dst, ref)
+		dst = append(dst, ']')
+	}
+	return dst
+}
+
 func appendConnLine(dst []byte, s *flows.ConnSummary) []byte {
 	if s.InitiatorKnown {
 		dst = append(dst, s.Initiator.String()...)
@@ -453,48 +488,55 @@ func AppendTree(dst []byte, kvs []KV, depth int) []byte {
 // treeScratch is what AppendText's field tree reuses from line to line:
 // the list of fields, and which names print their numbers in hex.
 type treeScratch struct {
-	kvs  []KV
-	list Lister
-	hex  [64]hexEntry
+	kvs   []KV
+	list  Lister
+	hex   [1 << hexBits]hexEntry
+	lines bool // appendVerbose's lines
 }
 
-// hexEntry remembers whether the field name under prefix ("" at the top)
-// prints in hex. The keys of a record are mostly the same constant strings
-// line after line: the address of their text picks the entry, and the
-// comparison of a string with itself stops at the address.
+// hexBits is the log2 of the entries treeScratch remembers.
+const hexBits = 7
+
+// hexEntry remembers the full name of field name under prefix ("" at the
+// top) and how its numbers print: in hex with width digits or in decimal.
+// The keys of a record are mostly the same constant strings line after
+// line: the address of their text picks the entry, and the comparison of a
+// string with itself stops at the address.
 type hexEntry struct {
-	prefix, name string
-	hex          bool
+	prefix, name, full string
+	width              int
+	hex                bool
 }
 
 var trees = sync.Pool{New: func() any { return new(treeScratch) }}
 
-// isHex reports whether the numbers of field name under prefix print in
-// hex: the registry's TypeHex fields, and STags and TOs nested under
-// other names. The full name is put together only when it is not
-// remembered.
-func (t *treeScratch) isHex(prefix, name string) bool {
-	k := uintptr(unsafe.Pointer(unsafe.StringData(name)))>>3 ^ uintptr(unsafe.Pointer(unsafe.StringData(prefix)))>>5 ^ uintptr(len(name))
-	e := &t.hex[k%uintptr(len(t.hex))]
+// entry returns what t remembers of field name under prefix, looking the
+// full name up in the registry (hexWidth) when it is not remembered.
+func (t *treeScratch) entry(prefix, name string) *hexEntry {
+	k := uint64(uintptr(unsafe.Pointer(unsafe.StringData(name)))) ^ uint64(uintptr(unsafe.Pointer(unsafe.StringData(prefix))))*31 ^ uint64(len(name))
+	k *= 0x9e3779b97f4a7c15 // Fibonacci hashing: the top bits mix all of k
+	e := &t.hex[k>>(64-hexBits)]
 	if e.name == name && e.prefix == prefix && name != "" {
-		return e.hex
+		return e
 	}
-	full := name
-	if prefix != "" {
-		full = prefix + "." + name
+	if e2 := &t.hex[(k>>(64-hexBits))^1]; e2.name == name && e2.prefix == prefix && name != "" {
+		return e2
+	} else if e.name != "" && e2.name == "" {
+		e = e2 // two ways: a collision takes the neighbour while it is free
 	}
-	hex := isHexName(full)
-	if f, ok := dissect.Lookup(full); ok && f.Type == dissect.TypeHex {
-		hex = true
-	}
-	*e = hexEntry{prefix: prefix, name: name, hex: hex}
-	return hex
+	full := join(prefix, name)
+	w, hex := hexWidth(full)
+	*e = hexEntry{prefix: prefix, name: name, full: full, width: w, hex: hex}
+	return e
 }
 
 // appendVerbose appends the tree of r's fields, as -v shows it under its
-// line, and leaves t empty.
-func (t *treeScratch) appendVerbose(dst []byte, r *flows.Record) []byte {
+// line, and leaves t empty. With lines, the record's findings were printed
+// as lines under it, and a Terminate's explanation is its line: the tree
+// does not repeat them.
+func (t *treeScratch) appendVerbose(dst []byte, r *flows.Record, lines bool) []byte {
 	t.kvs = t.list.AppendFields(t.kvs[:0], r, OmitTS)
+	t.lines = lines
 	dst = t.appendTree(dst, t.kvs, 1, "")
 	clear(t.kvs)
 	t.kvs = t.kvs[:0]
@@ -507,6 +549,14 @@ func (t *treeScratch) appendTree(dst []byte, kvs []KV, depth int, prefix string)
 		switch e.Key {
 		case "v", "type", "frame", "ts", "conn":
 			if depth == 1 {
+				continue
+			}
+		case "findings":
+			if depth == 1 && t.lines && e.Val.Kind == KList {
+				continue
+			}
+		case "text":
+			if prefix == "rdmap.term" && t.lines {
 				continue
 			}
 		}
@@ -537,7 +587,7 @@ func (t *treeScratch) appendTree(dst []byte, kvs []KV, depth int, prefix string)
 			}
 		}
 		dst = append(dst, ": "...)
-		dst = t.appendTreeValue(dst, e.Val, prefix, name)
+		dst = t.appendTreeValue(dst, e.Val, prefix, name, kvs)
 		dst = append(dst, '\n')
 	}
 	return dst
@@ -551,36 +601,38 @@ func join(prefix, name string) string {
 	return prefix + "." + name
 }
 
-func (t *treeScratch) appendTreeValue(dst []byte, v Value, prefix, name string) []byte {
+// appendTreeValue appends a value of the tree: numbers as AppendNumber
+// gives them, an empty list as "(none)".
+func (t *treeScratch) appendTreeValue(dst []byte, v Value, prefix, name string, siblings []KV) []byte {
 	switch v.Kind {
 	case KUint:
-		if t.isHex(prefix, name) {
-			return appendHex(dst, v.U, 1)
+		e := t.entry(prefix, name)
+		if e.hex {
+			dst = appendHex(dst, v.U, e.width)
+		} else {
+			dst = strconv.AppendUint(dst, v.U, 10)
 		}
-		return strconv.AppendUint(dst, v.U, 10)
+		if vn := ValueName(e.full, v.U, siblings); vn != "" {
+			dst = append(dst, " ("...)
+			dst = append(dst, vn...)
+			dst = append(dst, ')')
+		}
+		return dst
 	case KString:
 		return appendSafe(dst, v.S)
 	case KList:
+		if len(v.List) == 0 {
+			return append(dst, "(none)"...)
+		}
 		for i, e := range v.List {
 			if i > 0 {
 				dst = append(dst, ", "...)
 			}
-			dst = t.appendTreeValue(dst, e, prefix, name)
+			dst = t.appendTreeValue(dst, e, prefix, name, siblings)
 		}
 		return dst
 	}
 	return appendJSONValue(dst, v)
-}
-
-// isHexName covers STag/TO fields nested under other names (rdmap.term.ddp.stag).
-func isHexName(name string) bool {
-	for _, suf := range [...]string{"stag", "to", "sink_to", "src_to", "crc"} {
-		if len(name) >= len(suf) && name[len(name)-len(suf):] == suf &&
-			(len(name) == len(suf) || name[len(name)-len(suf)-1] == '.' || name[len(name)-len(suf)-1] == '_') {
-			return true
-		}
-	}
-	return false
 }
 
 // appendIRDORD appends ", IRD n ORD m" (MPA rev 2 Enhanced data, RFC 6581

@@ -161,7 +161,7 @@ func TestAppendTextAllocs(t *testing.T) {
 			if n := testing.AllocsPerRun(20, func() { buf = AppendText(buf[:0], r, TextOptions{}) }); n != 0 {
 				t.Fatalf("%s frame %d (%v): %v allocations for %q", f, r.Frame, r.Type, n, buf)
 			}
-			if n := testing.AllocsPerRun(20, func() { buf = tree.appendVerbose(buf[:0], r) }); n != 0 {
+			if n := testing.AllocsPerRun(20, func() { buf = tree.appendVerbose(buf[:0], r, true) }); n != 0 {
 				t.Fatalf("%s frame %d (%v): %v allocations for the tree %q", f, r.Frame, r.Type, n, buf)
 			}
 			// The race detector's sync.Pool drops a quarter of what it is
@@ -187,22 +187,21 @@ func TestAppendTextAllocs(t *testing.T) {
 }
 
 // TestVerboseTree: -v's field tree, listed into reused room with the
-// timestamp left out and the hex names remembered, is the tree of the
-// record's Fields, for every record of every bundled capture.
+// timestamp left out and the hex names remembered from record to record,
+// is the tree a fresh scratch makes of the record's Fields, for every
+// record of every bundled capture.
 func TestVerboseTree(t *testing.T) {
 	files, _ := filepath.Glob("../testdata/*/*.pcap")
 	if len(files) < 20 {
 		t.Fatalf("only %d bundled captures", len(files))
 	}
 	n := 0
+	reused := new(treeScratch)
 	for _, f := range files {
 		for _, r := range testutil.Decode(t, f, flows.Options{}) {
-			got := AppendText(nil, r, TextOptions{Verbose: true})
-			line := AppendText(nil, r, TextOptions{})
-			if len(line) == 0 {
-				continue // a message record the text leaves out
-			}
-			want := AppendTree(line, Fields(r), 1)
+			got := reused.appendVerbose(nil, r, true)
+			fresh := &treeScratch{lines: true}
+			want := fresh.appendTree(nil, Fields(r), 1, "")
 			if string(got) != string(want) {
 				t.Fatalf("%s frame %d:\n got %s\nwant %s", f, r.Frame, got, want)
 			}

@@ -236,7 +236,7 @@ func buildTree(r *flows.Record) []*Node {
 	var rest []format.KV
 	for _, kv := range kvs {
 		if recordKeys[kv.Key] {
-			rec.Children = append(rec.Children, kvNode(kv, ""))
+			rec.Children = append(rec.Children, kvNode(kv, "", kvs))
 		} else {
 			rest = append(rest, kv)
 		}
@@ -298,7 +298,7 @@ func groupNode(layer, title string) *Node {
 func kvNodes(kvs []format.KV, prefix string) []*Node {
 	out := make([]*Node, 0, len(kvs))
 	for _, kv := range kvs {
-		out = append(out, kvNode(kv, prefix))
+		out = append(out, kvNode(kv, prefix, kvs))
 	}
 	return out
 }
@@ -310,47 +310,12 @@ func join(prefix, key string) string {
 	return prefix + "." + key
 }
 
-// lookup finds the registry entry of a field path: the path itself, then
-// ever shorter suffixes ("rdmap.term.ddp.stag" -> "ddp.stag"), with list
-// indexes removed and marker items named as the registry does.
-func lookup(path string) (dissect.Field, bool) {
-	p := stripIndexes(path)
-	p = strings.Replace(p, "mpa.markers.", "mpa.marker.", 1)
-	for {
-		if f, ok := dissect.Lookup(p); ok {
-			return f, true
-		}
-		i := strings.IndexByte(p, '.')
-		if i < 0 {
-			return dissect.Field{}, false
-		}
-		p = p[i+1:]
-	}
-}
-
-func stripIndexes(p string) string {
-	if !strings.Contains(p, "[") {
-		return p
-	}
-	var b strings.Builder
-	depth := 0
-	for _, c := range p {
-		switch {
-		case c == '[':
-			depth++
-		case c == ']':
-			depth--
-		case depth == 0:
-			b.WriteRune(c)
-		}
-	}
-	return b.String()
-}
-
-func kvNode(kv format.KV, prefix string) *Node {
+// kvNode makes the node of kv under prefix; siblings are the keys beside
+// it, which name some values (format.AppendNumber).
+func kvNode(kv format.KV, prefix string, siblings []format.KV) *Node {
 	path := join(prefix, kv.Key)
 	n := &Node{Path: path}
-	f, ok := lookup(path)
+	f, ok := dissect.LookupPath(path)
 	if ok {
 		n.Name, n.Desc, n.Ref = f.Name, f.Desc, f.Ref
 	}
@@ -368,7 +333,7 @@ func kvNode(kv format.KV, prefix string) *Node {
 			n.Children = append(n.Children, c)
 		}
 	default:
-		n.Label = path + ": " + Value(v, f.Type == dissect.TypeHex || (!ok && hexName(path)))
+		n.Label = path + ": " + number(v, path, siblings)
 		if frameKeys[kv.Key] {
 			n.Frames = frameValues(v)
 		}
@@ -407,21 +372,29 @@ func inline(kvs []format.KV, prefix string) string {
 		if kv.Val.Kind == format.KObject || kv.Val.Kind == format.KList {
 			continue
 		}
-		f, ok := lookup(join(prefix, kv.Key))
-		parts = append(parts, kv.Key+"="+Value(kv.Val, ok && f.Type == dissect.TypeHex))
+		parts = append(parts, kv.Key+"="+number(kv.Val, join(prefix, kv.Key), kvs))
 	}
 	return strings.Join(parts, " ")
 }
 
-// hexName covers fields the registry does not name whose values are STags,
-// offsets or CRCs.
-func hexName(p string) bool {
-	for _, s := range [...]string{"stag", "to", "crc"} {
-		if p == s || strings.HasSuffix(p, "."+s) || strings.HasSuffix(p, "_"+s) {
-			return true
+// number formats v as the tree shows the value of the field at path:
+// numbers, and lists of them, as format.AppendNumber gives them (hex to the
+// field's width, value names); the rest as Value does.
+func number(v format.Value, path string, siblings []format.KV) string {
+	switch {
+	case v.Kind == format.KUint:
+		return string(format.AppendNumber(nil, path, v.U, siblings))
+	case v.Kind == format.KList && len(v.List) > 0 && v.List[0].Kind == format.KUint:
+		var b []byte
+		for i, e := range v.List {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = format.AppendNumber(b, path, e.U, siblings)
 		}
+		return string(b)
 	}
-	return false
+	return Value(v, false)
 }
 
 // Value formats a field value for the tree: integers in decimal or, for
@@ -457,7 +430,7 @@ func Value(v format.Value, hexa bool) string {
 			parts[i] = Value(e, hexa)
 		}
 		if len(parts) == 0 {
-			return "[]"
+			return "(none)"
 		}
 		return strings.Join(parts, ", ")
 	case format.KObject:
