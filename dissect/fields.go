@@ -141,6 +141,7 @@ var fields = [...]Field{
 	{Name: "state", Type: TypeString, Desc: "how far the connection got"},
 	{Name: "initiator", Type: TypeString, Desc: "the side that initiated the connection"},
 	{Name: "responder", Type: TypeString, Desc: "the side that accepted or rejected it"},
+	{Name: "endpoints", Type: TypeList, Desc: "a conn record's two endpoints when its initiator is unknown, in order of first appearance: mpa.markers_i2r is then from the first to the second"},
 	{Name: "messages", Type: TypeUint, Desc: "RDMA messages on the connection"},
 	{Name: "octets", Type: TypeUint, Desc: "octets carried"},
 	{Name: "first_frame", Type: TypeUint, Desc: "first frame of the record or connection"},

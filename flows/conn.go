@@ -433,6 +433,8 @@ func (c *conn) summarise() {
 		s.Responder = c.endpoint(1 - c.initiator)
 		s.MarkersI2R = c.dirs[c.initiator].markers
 		s.MarkersR2I = c.dirs[1-c.initiator].markers
+	} else {
+		s.MarkersI2R, s.MarkersR2I = c.dirs[0].markers, c.dirs[1].markers
 	}
 	if c.req != nil {
 		s.HaveRequest = true

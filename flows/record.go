@@ -213,22 +213,26 @@ type ConnSummary struct {
 	HaveReply            bool
 	Rev                  uint8
 	CRC                  bool
-	MarkersI2R           bool
-	MarkersR2I           bool
-	Enhanced             bool
-	IRD, ORD             uint16
-	P2P                  bool
-	RTR                  mpa.RTRSet
-	Rejected             bool
-	DDPVersion           int // -1 when no FPDU was seen
-	Midstream            bool
-	FPDUs                int
-	Messages             int
-	Octets               uint64
-	CRCErrors            int
-	Findings             int
-	FirstFrame           uint64
-	LastFrame            uint64
+	// MarkersI2R and MarkersR2I say whether the FPDUs of each direction
+	// carry MPA markers: as negotiated, or as found in the FPDUs of a
+	// capture without the MPA exchange (a mid-stream capture's recovered
+	// grid). When the initiator is unknown, I2R is from A to B.
+	MarkersI2R bool
+	MarkersR2I bool
+	Enhanced   bool
+	IRD, ORD   uint16
+	P2P        bool
+	RTR        mpa.RTRSet
+	Rejected   bool
+	DDPVersion int // -1 when no FPDU was seen
+	Midstream  bool
+	FPDUs      int
+	Messages   int
+	Octets     uint64
+	CRCErrors  int
+	Findings   int
+	FirstFrame uint64
+	LastFrame  uint64
 	// Interop is the verdict under the RNIC interoperability matrix (nil
 	// without a captured MPA exchange, or for a rejected connection).
 	Interop *Interop

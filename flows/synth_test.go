@@ -203,7 +203,44 @@ func compareTruth(t *testing.T, truth []synth.Record, recs []*flows.Record) (mis
 			t.Errorf("FPDU seq %d (%s>%s, frame %d, %s) reported but never sent", k.seq, k.dk.src, k.dk.dst, r.Frame, r.FPDU.Seg.Opcode)
 		}
 	}
+	compareConnMarkers(t, truth, recs)
 	return missed, captured
+}
+
+// compareConnMarkers checks the markers of each conn record against the
+// truth, direction by direction: on where a captured FPDU of the direction
+// carries a marker, off where no FPDU of it was sent with one. When the
+// initiator is unknown (no MPA exchange captured), i2r is from the
+// endpoint seen first.
+func compareConnMarkers(t *testing.T, truth []synth.Record, recs []*flows.Record) {
+	t.Helper()
+	seen, sent := map[dirKey]bool{}, map[dirKey]bool{}
+	for _, tr := range truth {
+		if v, ok := tr.(*synth.TruthFPDU); ok && len(v.MPA.Markers) > 0 {
+			dk := dirKey{v.Src, v.Dst}
+			sent[dk] = true
+			seen[dk] = seen[dk] || v.Captured
+		}
+	}
+	for _, r := range recs {
+		s := r.Summary
+		if r.Type != flows.RecConn || s.FPDUs == 0 {
+			continue
+		}
+		a, b := s.A, s.B
+		if s.InitiatorKnown {
+			a, b = s.Initiator, s.Responder
+		}
+		for _, d := range []struct {
+			dk  dirKey
+			got bool
+		}{{dirKey{a.String(), b.String()}, s.MarkersI2R}, {dirKey{b.String(), a.String()}, s.MarkersR2I}} {
+			if seen[d.dk] && !d.got || !sent[d.dk] && d.got {
+				t.Errorf("conn %d (initiator known %v): markers %s>%s %v, truth sent %v, captured %v",
+					r.Conn, s.InitiatorKnown, d.dk.src, d.dk.dst, d.got, sent[d.dk], seen[d.dk])
+			}
+		}
+	}
 }
 
 func nonNil(s []string) []string {

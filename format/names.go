@@ -74,72 +74,131 @@ func last(path string) string {
 //     Segment", 17 "DDP Stream Session Control";
 //   - an InfiniBand CM path MTU code and transport service type.
 func ValueName(path string, v uint64, siblings []KV) string {
+	if f := namer(path); f != nil {
+		return f(v, siblings)
+	}
+	return ""
+}
+
+// namer returns the function that names the values of the field at path,
+// nil when they have no names (ValueName).
+func namer(path string) func(v uint64, siblings []KV) string {
 	switch path {
 	case "rdmap.opcode", "opcode", "rdmap.term.rdmap.opcode":
-		if v < 16 {
-			return rdmap.Opcode(v).String()
-		}
+		return opcodeName
 	case "rdmap.term.layer":
-		if v < 16 {
-			return rdmap.LayerName(uint8(v))
-		}
+		return layerName
 	case "rdmap.term.etype":
-		if layer, ok := sibling(siblings, "layer"); ok && v < 16 {
-			return rdmap.ETypeName(uint8(layer), uint8(v))
-		}
+		return etypeName
 	case "rdmap.term.code":
-		layer, ok1 := sibling(siblings, "layer")
-		etype, ok2 := sibling(siblings, "etype")
-		if ok1 && ok2 && v < 256 {
-			if s, ok := rdmap.CodeText(uint8(layer), uint8(etype), uint8(v)); ok {
-				return s
-			}
-		}
+		return codeName
 	case "ddp.qn", "qn", "rdmap.term.ddp.qn":
-		switch v {
-		case 0:
-			return "Send queue"
-		case 1:
-			return "RDMA Read Request queue"
-		case 2:
-			return "Terminate queue"
-		}
+		return qnName
 	case "rev", "mpa.rev":
-		switch v {
-		case 0:
-			return "RDMAC"
-		case 1:
-			return "RFC 5044"
-		case 2:
-			return "RFC 6581 enhanced"
-		case 129:
-			return "Alibaba erdma extension, not standard"
-		}
+		return revName
 	case "ddp.dv", "rdmap.rv", "ddp_version", "rdmap.term.ddp.dv", "rdmap.term.rdmap.rv":
-		switch v {
-		case 0:
-			return "RDMAC"
-		case 1:
-			return "IETF"
-		}
+		return versionName
 	case "sctp.ppid":
-		switch v {
-		case 16:
-			return "DDP Segment"
-		case 17:
-			return "DDP Stream Session Control"
-		}
+		return ppidName
 	case "path_mtu":
-		if v >= 1 && v <= 5 {
-			return strconv.Itoa(128<<v) + " octets"
-		}
+		return mtuName
 	case "transport_service_type":
-		switch v {
-		case 0:
-			return "RC"
-		case 1:
-			return "UC"
+		return serviceTypeName
+	}
+	return nil
+}
+
+func opcodeName(v uint64, _ []KV) string {
+	if v < 16 {
+		return rdmap.Opcode(v).String()
+	}
+	return ""
+}
+
+func layerName(v uint64, _ []KV) string {
+	if v < 16 {
+		return rdmap.LayerName(uint8(v))
+	}
+	return ""
+}
+
+func etypeName(v uint64, siblings []KV) string {
+	if layer, ok := sibling(siblings, "layer"); ok && v < 16 {
+		return rdmap.ETypeName(uint8(layer), uint8(v))
+	}
+	return ""
+}
+
+func codeName(v uint64, siblings []KV) string {
+	layer, ok1 := sibling(siblings, "layer")
+	etype, ok2 := sibling(siblings, "etype")
+	if ok1 && ok2 && v < 256 {
+		if s, ok := rdmap.CodeText(uint8(layer), uint8(etype), uint8(v)); ok {
+			return s
 		}
+	}
+	return ""
+}
+
+func qnName(v uint64, _ []KV) string {
+	switch v {
+	case 0:
+		return "Send queue"
+	case 1:
+		return "RDMA Read Request queue"
+	case 2:
+		return "Terminate queue"
+	}
+	return ""
+}
+
+func revName(v uint64, _ []KV) string {
+	switch v {
+	case 0:
+		return "RDMAC"
+	case 1:
+		return "RFC 5044"
+	case 2:
+		return "RFC 6581 enhanced"
+	case 129:
+		return "Alibaba erdma extension, not standard"
+	}
+	return ""
+}
+
+func versionName(v uint64, _ []KV) string {
+	switch v {
+	case 0:
+		return "RDMAC"
+	case 1:
+		return "IETF"
+	}
+	return ""
+}
+
+func ppidName(v uint64, _ []KV) string {
+	switch v {
+	case 16:
+		return "DDP Segment"
+	case 17:
+		return "DDP Stream Session Control"
+	}
+	return ""
+}
+
+func mtuName(v uint64, _ []KV) string {
+	if v >= 1 && v <= 5 {
+		return strconv.Itoa(128<<v) + " octets"
+	}
+	return ""
+}
+
+func serviceTypeName(v uint64, _ []KV) string {
+	switch v {
+	case 0:
+		return "RC"
+	case 1:
+		return "UC"
 	}
 	return ""
 }

@@ -403,28 +403,51 @@ func appendConnLine(dst []byte, s *flows.ConnSummary) []byte {
 		dst = append(dst, ", MPA rev "...)
 		dst = strconv.AppendUint(dst, uint64(s.Rev), 10)
 	} else if s.Midstream {
-		dst = append(dst, ", mid-stream (no handshake captured)"...)
+		dst = append(dst, ", mid-stream (no MPA exchange captured)"...)
 	}
 	dst = append(dst, ", CRC "...)
 	dst = append(dst, onOff(s.CRC)...)
-	dst = append(dst, ", markers i2r "...)
-	dst = append(dst, onOff(s.MarkersI2R)...)
-	dst = append(dst, " r2i "...)
-	dst = append(dst, onOff(s.MarkersR2I)...)
+	switch {
+	case s.InitiatorKnown:
+		dst = append(dst, ", markers i2r "...)
+		dst = append(dst, onOff(s.MarkersI2R)...)
+		dst = append(dst, " r2i "...)
+		dst = append(dst, onOff(s.MarkersR2I)...)
+	case s.MarkersI2R && s.MarkersR2I:
+		dst = append(dst, ", markers both ways"...)
+	case s.MarkersI2R:
+		dst = append(dst, ", markers only from "...)
+		dst = append(dst, s.A.String()...)
+	case s.MarkersR2I:
+		dst = append(dst, ", markers only from "...)
+		dst = append(dst, s.B.String()...)
+	default:
+		dst = append(dst, ", markers off"...)
+	}
 	if s.Enhanced {
 		dst = appendIRDORD(dst, uint64(s.IRD), uint64(s.ORD))
 	}
 	dst = append(dst, ", "...)
-	dst = strconv.AppendInt(dst, int64(s.FPDUs), 10)
-	dst = append(dst, " FPDUs, "...)
-	dst = strconv.AppendInt(dst, int64(s.Messages), 10)
-	dst = append(dst, " messages, "...)
-	dst = strconv.AppendUint(dst, s.Octets, 10)
-	dst = append(dst, " octets, "...)
-	dst = strconv.AppendInt(dst, int64(s.CRCErrors), 10)
-	dst = append(dst, " CRC errors, "...)
-	dst = strconv.AppendInt(dst, int64(s.Findings), 10)
-	return append(dst, " findings"...)
+	dst = appendCount(dst, uint64(s.FPDUs), " FPDU")
+	dst = append(dst, ", "...)
+	dst = appendCount(dst, uint64(s.Messages), " message")
+	dst = append(dst, ", "...)
+	dst = appendCount(dst, s.Octets, " octet")
+	dst = append(dst, ", "...)
+	dst = appendCount(dst, uint64(s.CRCErrors), " CRC error")
+	dst = append(dst, ", "...)
+	return appendCount(dst, uint64(s.Findings), " finding")
+}
+
+// appendCount appends "1 finding", "2 findings": n and the noun, plural
+// unless n is 1.
+func appendCount(dst []byte, n uint64, noun string) []byte {
+	dst = strconv.AppendUint(dst, n, 10)
+	dst = append(dst, noun...)
+	if n != 1 {
+		dst = append(dst, 's')
+	}
+	return dst
 }
 
 func onOff(b bool) string {
@@ -486,47 +509,60 @@ func AppendTree(dst []byte, kvs []KV, depth int) []byte {
 }
 
 // treeScratch is what AppendText's field tree reuses from line to line:
-// the list of fields, and which names print their numbers in hex.
+// the list of fields, and how the numbers of each name print.
 type treeScratch struct {
 	kvs   []KV
 	list  Lister
-	hex   [1 << hexBits]hexEntry
+	names map[nameKey]nameEntry
+	// recent is a direct-mapped cache in front of names, picked by the
+	// address of the names' text: a hit compares the strings by address.
+	recent [64]struct {
+		nameKey
+		nameEntry
+	}
 	lines bool // appendVerbose's lines
 }
 
-// hexBits is the log2 of the entries treeScratch remembers.
-const hexBits = 7
+// nameKey is a field name under a prefix ("" at the top).
+type nameKey struct{ prefix, name string }
 
-// hexEntry remembers the full name of field name under prefix ("" at the
-// top) and how its numbers print: in hex with width digits or in decimal.
-// The keys of a record are mostly the same constant strings line after
-// line: the address of their text picks the entry, and the comparison of a
-// string with itself stops at the address.
-type hexEntry struct {
-	prefix, name, full string
-	width              int
-	hex                bool
+// nameEntry remembers a field's full name and how its numbers print: in
+// hex with width digits or in decimal. The keys of records are a few dozen
+// constant names: looking each up in the registry and joining nested names
+// for every number made -v four times as slow as the line alone.
+type nameEntry struct {
+	full  string
+	width int
+	hex   bool
+	namer func(uint64, []KV) string // nil: values without names
 }
+
+// maxNames bounds what a treeScratch remembers.
+const maxNames = 1024
 
 var trees = sync.Pool{New: func() any { return new(treeScratch) }}
 
 // entry returns what t remembers of field name under prefix, looking the
 // full name up in the registry (hexWidth) when it is not remembered.
-func (t *treeScratch) entry(prefix, name string) *hexEntry {
-	k := uint64(uintptr(unsafe.Pointer(unsafe.StringData(name)))) ^ uint64(uintptr(unsafe.Pointer(unsafe.StringData(prefix))))*31 ^ uint64(len(name))
-	k *= 0x9e3779b97f4a7c15 // Fibonacci hashing: the top bits mix all of k
-	e := &t.hex[k>>(64-hexBits)]
-	if e.name == name && e.prefix == prefix && name != "" {
+func (t *treeScratch) entry(prefix, name string) nameEntry {
+	h := uint64(uintptr(unsafe.Pointer(unsafe.StringData(name))))>>3 ^ uint64(uintptr(unsafe.Pointer(unsafe.StringData(prefix))))>>5 ^ uint64(len(name))
+	r := &t.recent[h%uint64(len(t.recent))]
+	k := nameKey{prefix, name}
+	if r.nameKey == k && name != "" {
+		return r.nameEntry
+	}
+	if e, ok := t.names[k]; ok {
+		r.nameKey, r.nameEntry = k, e
 		return e
 	}
-	if e2 := &t.hex[(k>>(64-hexBits))^1]; e2.name == name && e2.prefix == prefix && name != "" {
-		return e2
-	} else if e.name != "" && e2.name == "" {
-		e = e2 // two ways: a collision takes the neighbour while it is free
+	if t.names == nil || len(t.names) >= maxNames {
+		t.names = make(map[nameKey]nameEntry, 64)
 	}
 	full := join(prefix, name)
 	w, hex := hexWidth(full)
-	*e = hexEntry{prefix: prefix, name: name, full: full, width: w, hex: hex}
+	e := nameEntry{full: full, width: w, hex: hex, namer: namer(full)}
+	t.names[k] = e
+	r.nameKey, r.nameEntry = k, e
 	return e
 }
 
@@ -612,7 +648,10 @@ func (t *treeScratch) appendTreeValue(dst []byte, v Value, prefix, name string, 
 		} else {
 			dst = strconv.AppendUint(dst, v.U, 10)
 		}
-		if vn := ValueName(e.full, v.U, siblings); vn != "" {
+		if e.namer == nil {
+			return dst
+		}
+		if vn := e.namer(v.U, siblings); vn != "" {
 			dst = append(dst, " ("...)
 			dst = append(dst, vn...)
 			dst = append(dst, ')')

@@ -186,6 +186,7 @@ type ConnRow struct {
 
 	Initiator     *string  `parquet:"initiator,optional,dict"`
 	Responder     *string  `parquet:"responder,optional,dict"`
+	Endpoints     []string `parquet:"endpoints,optional,list"` // when the initiator is unknown
 	State         *string  `parquet:"state,optional,dict"`
 	MPARev        *int64   `parquet:"mpa.rev,optional"`
 	MPACRC        *bool    `parquet:"mpa.crc,optional"`

@@ -123,17 +123,28 @@ type connSum struct {
 }
 
 // summaryOf returns what the connection table reads of a conn record's
-// summary: the connSum, and the initiator and responder when known.
+// summary: the connSum, and the initiator and responder when known; when
+// not, the endpoints A and B, which its markers_i2r goes between.
 func summaryOf(s *flows.ConnSummary) (sum connSum, initKnown bool, initiator, responder netip.AddrPort) {
+	ini, res := s.Initiator, s.Responder
+	if !s.InitiatorKnown {
+		ini, res = s.A, s.B
+	}
 	return connSum{
 		state: s.State, haveReq: s.HaveRequest, haveRep: s.HaveReply, rev: s.Rev, crc: s.CRC,
 		initKnown: s.InitiatorKnown, fpdus: s.FPDUs > 0, mI2R: s.MarkersI2R, mR2I: s.MarkersR2I,
 		enhanced: s.Enhanced, ird: s.IRD, ord: s.ORD,
-	}, s.InitiatorKnown, s.Initiator, s.Responder
+	}, s.InitiatorKnown, ini, res
 }
 
-// setSummary notes a conn record's summary (summaryOf).
+// setSummary notes a conn record's summary (summaryOf). Without a known
+// initiator the table lists the endpoints in the order its first record
+// gave them (cs.a, cs.b): the summary's markers, from its A to its B, are
+// turned to go from cs.a to cs.b.
 func (cs *connStats) setSummary(sum connSum, initKnown bool, initiator, responder netip.AddrPort) {
+	if !initKnown && initiator.IsValid() && cs.a.IsValid() && initiator != cs.a {
+		sum.mI2R, sum.mR2I = sum.mR2I, sum.mI2R
+	}
 	cs.sum, cs.hasSum = sum, true
 	if initKnown {
 		cs.initiator, cs.responder, cs.initKnown = initiator, responder, true

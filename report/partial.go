@@ -199,6 +199,8 @@ func (p *Partial) takeConn(r *flows.Record) bool {
 	t.sum = sum
 	if init {
 		t.sumInit, t.initiator, t.responder = true, ini, resp
+	} else if !t.sumInit {
+		t.initiator, t.responder = ini, resp // the summary's A and B
 	}
 	return true
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -385,5 +386,43 @@ func BenchmarkPartialTake(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		p.Take(recs[i%len(recs)])
+	}
+}
+
+// TestConnTableMidstreamMarkers: a connection captured without its MPA
+// exchange, markers one way only (synth's midstream-markers-r2i), shows
+// the CRC and markers its FPDUs carry, oriented from the endpoint the row
+// lists first, with one Decoder and with the Partials of two workers. The
+// generator's truth says which side sent markers.
+func TestConnTableMidstreamMarkers(t *testing.T) {
+	sc, _ := synth.Named("midstream-markers-r2i", 1)
+	var pcap, truth bytes.Buffer
+	res, err := synth.Generate(sc, &pcap, &truth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := ""
+	for _, r := range res.Records {
+		if f, ok := r.(*synth.TruthFPDU); ok && len(f.MPA.Markers) > 0 {
+			from = f.Src
+		}
+	}
+	pkts := testutil.ReadPackets(pcap.Bytes())
+	one := direct(t, pkts)
+	two, _, _ := viaPartialsTL(t, pkts, 2, true)
+	if !bytes.Equal(one, two) {
+		t.Errorf("one Decoder and two workers' Partials differ")
+	}
+	_, rows := tableRows(t, string(one))
+	if len(rows) != 1 || len(rows[0]) < 7 {
+		t.Fatalf("rows %q", rows)
+	}
+	row := rows[0]
+	want := "off/on"
+	if strings.TrimSuffix(row[1], " (?)") == from {
+		want = "on/off"
+	}
+	if !strings.HasSuffix(row[1], " (?)") || row[4] != "-" || row[5] != "on" || row[6] != want {
+		t.Errorf("row %q: want the initiator unknown (?), rev -, CRC on, markers %s (markers from %s)", row, want, from)
 	}
 }

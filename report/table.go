@@ -203,10 +203,15 @@ func (cs *connStats) row() connRow {
 		}
 		if s.haveReq || s.haveRep {
 			r.Rev = strconv.Itoa(int(s.rev))
-			r.CRC = onOff(s.crc)
 		}
-		if s.initKnown && (s.haveReq || s.haveRep || s.fpdus) {
-			r.Markers = onOff(s.mI2R) + "/" + onOff(s.mR2I)
+		if s.haveReq || s.haveRep || s.fpdus {
+			// Without the MPA exchange, as the FPDUs showed them; with
+			// the initiator unknown, between the endpoints in the order
+			// the row lists them (setSummary).
+			r.CRC = onOff(s.crc)
+			if s.initKnown || cs.a.IsValid() {
+				r.Markers = onOff(s.mI2R) + "/" + onOff(s.mR2I)
+			}
 		}
 		if s.enhanced {
 			r.IRDORD = strconv.Itoa(int(s.ird)) + "/" + strconv.Itoa(int(s.ord))

@@ -42,8 +42,9 @@ var library = []named{
 	{"reorder", "segments captured out of order", impairScenario(Impairments{Reorder: []SegRef{{I2R, 2}, {R2I, 1}}})},
 	{"gap", "segments missing from the capture (never retransmitted)", impairScenario(Impairments{Drop: []SegRef{{I2R, 3}, {R2I, 2}}})},
 	{"crc-bad", "CRC on, some FPDUs with a wrong CRC", impairScenario(Impairments{CorruptCRC: []FPDURef{{I2R, 1}, {R2I, 0}, {I2R, 4}}})},
-	{"midstream", "capture starts mid-stream (no handshake, no MPA frames), no markers", midstream(false)},
-	{"midstream-markers", "capture starts mid-stream, markers both directions", midstream(true)},
+	{"midstream", "capture starts mid-stream (no handshake, no MPA frames), no markers", midstream(false, false)},
+	{"midstream-markers", "capture starts mid-stream, markers both directions", midstream(true, true)},
+	{"midstream-markers-r2i", "capture starts mid-stream, markers responder->initiator only (Request M=1, Reply M=0)", midstream(false, true)},
 	{"terminate-rdmap", "Terminate, layer RDMAP (remote protection, Read Request header included)", terminateScenario(0)},
 	{"terminate-ddp", "Terminate, layer DDP (tagged buffer error, DDP header included)", terminateScenario(1)},
 	{"terminate-llp", "Terminate, layer LLP/MPA (CRC error), then RST", terminateScenario(2)},
@@ -330,10 +331,10 @@ func impairScenario(im Impairments) func(int64) Scenario {
 	}
 }
 
-func midstream(withMarkers bool) func(int64) Scenario {
+func midstream(mI2R, mR2I bool) func(int64) Scenario {
 	return func(int64) Scenario {
 		c := conn4(40015)
-		c.MPA = rev1(withMarkers, withMarkers, true)
+		c.MPA = rev1(mI2R, mR2I, true)
 		c.Segmentation = SegmentPerRecord
 		ops := basicOps()
 		ops = append(ops, basicOps()...)

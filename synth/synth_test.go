@@ -388,6 +388,10 @@ var claims = map[string]func(*testing.T, *checked){
 	"midstream-markers": func(t *testing.T, k *checked) {
 		midstreamClaim(t, k, true)
 	},
+	"midstream-markers-r2i": func(t *testing.T, k *checked) {
+		midstreamClaim(t, k, true)
+		expect(t, !hasMarkers(k.fpdus("i2r")) && hasMarkers(k.fpdus("r2i")), "markers not r2i only")
+	},
 	"terminate-rdmap": func(t *testing.T, k *checked) { terminateClaim(t, k, 0, false) },
 	"terminate-ddp":   func(t *testing.T, k *checked) { terminateClaim(t, k, 1, false) },
 	"terminate-llp": func(t *testing.T, k *checked) {
