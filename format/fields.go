@@ -503,7 +503,12 @@ func connFields(out []KV, r *flows.Record) []KV {
 	if s.InitiatorKnown {
 		ini, res = Str(s.Initiator.String()), Str(s.Responder.String())
 	}
-	out = append(out, kv("initiator", ini), kv("responder", res), kvs("state", s.State))
+	out = append(out, kv("initiator", ini), kv("responder", res))
+	if !s.InitiatorKnown && s.A.IsValid() {
+		// markers_i2r is then from the first to the second.
+		out = append(out, kv("endpoints", List([]Value{Str(s.A.String()), Str(s.B.String())})))
+	}
+	out = append(out, kvs("state", s.State))
 	rtr := make([]Value, 0, 3)
 	for _, n := range s.RTR.Names() {
 		rtr = append(rtr, Str(n))
