@@ -24,18 +24,19 @@ type Context uint8
 
 // Binding contexts.
 const (
-	Global     Context = iota // every screen
-	List                      // the record list has the focus
-	Tree                      // the detail tree has the focus
-	Hex                       // the hex pane has the focus
-	Conns                     // the connection table
-	Findings                  // the findings
-	Ladder                    // the ladder of a connection
-	Stats                     // a statistics table
-	HelpScreen                // the help screen is up
+	Global       Context = iota // every screen
+	List                        // the record list has the focus
+	Tree                        // the detail tree has the focus
+	Hex                         // the hex pane has the focus
+	Conns                       // the connection table
+	Findings                    // the findings
+	Ladder                      // the ladder of a connection
+	Stats                       // a statistics table
+	HelpScreen                  // the help screen is up
+	SearchPrompt                // the search prompt is open (s, Ctrl-F)
 )
 
-var contextNames = [...]string{"Everywhere", "Record list", "Detail tree", "Octets", "Connections (c)", "Findings (e)", "Ladder (f)", "Statistics (z)", "This help (?)"}
+var contextNames = [...]string{"Everywhere", "Record list", "Detail tree", "Octets", "Connections (c)", "Findings (e)", "Ladder (f)", "Statistics (z)", "This help (?)", "Find prompt (s, Ctrl-F)"}
 
 // Key is one key: a special key, or a rune (Key is tcell.KeyRune), with
 // Alt held (M is tcell.ModAlt) or not (0; the other modifiers are not
@@ -106,7 +107,7 @@ type Binding struct {
 	Context Context
 	Keys    []Key
 	Help    string
-	Do      func(c *Controller)
+	Do      func(c *Controller) // nil: the primitive's own key, listed for the help
 }
 
 // Controller handles input for one View.
@@ -187,6 +188,16 @@ func (c *Controller) handle(ev *tcell.EventKey) *tcell.EventKey {
 	if ev.Key() == tcell.KeyCtrlC {
 		c.Quit()
 		return nil
+	}
+	if c.V.Editing == view.EditSearch {
+		key := Key{K: ev.Key(), M: ev.Modifiers() & tcell.ModAlt}
+		for _, b := range c.bindings {
+			if b.Context == SearchPrompt && b.Do != nil && slices.Contains(b.Keys, key) {
+				b.Do(c)
+				c.V.Render()
+				return nil
+			}
+		}
 	}
 	if c.V.Editing != view.EditNone {
 		return ev // the line editor's own keys; its done func ends it
@@ -348,15 +359,18 @@ func Bindings() []Binding {
 	return []Binding{
 		{Global, []Key{r('?')}, "show this help", func(c *Controller) { c.St.Help = true }},
 		{Global, []Key{r('q'), k(tcell.KeyCtrlC)}, "quit", func(c *Controller) { c.Quit() }},
-		{Global, []Key{k(tcell.KeyEscape)}, "back to the record list; clear the message", func(c *Controller) {
+		{Global, []Key{k(tcell.KeyEscape)}, "back to the list; stop a search; clear the message", func(c *Controller) {
 			c.St.ShowScreen(model.ScreenMain)
+			c.St.CancelSearch()
 		}},
 		{Global, []Key{r('/')}, "display filter (Enter applies, Esc cancels)", func(c *Controller) {
 			c.St.ShowScreen(model.ScreenMain)
 			c.V.Editing = view.EditFilter
 		}},
 		{Global, []Key{r('g')}, "go to a frame number", func(c *Controller) { c.prompt(view.EditGoto, "Go to frame: ") }},
-		{Global, []Key{r('s'), k(tcell.KeyCtrlF)}, "search the list for text", func(c *Controller) { c.prompt(view.EditSearch, "Search: ") }},
+		{Global, []Key{r('s'), k(tcell.KeyCtrlF)}, "find in the packet list, details or bytes", func(c *Controller) {
+			c.prompt(view.EditSearch, searchLabel(c.St.Scope))
+		}},
 		{Global, []Key{r('n')}, "next search match", func(c *Controller) { c.St.ShowScreen(model.ScreenMain); c.St.SearchNext(true) }},
 		{Global, []Key{r('N')}, "previous search match", func(c *Controller) { c.St.ShowScreen(model.ScreenMain); c.St.SearchNext(false) }},
 		{Global, []Key{r('c')}, "connections (-z conn)", func(c *Controller) { c.St.ShowScreen(model.ScreenConns) }},
@@ -409,6 +423,12 @@ func Bindings() []Binding {
 
 		{Hex, backspace, "back to the list (arrows scroll)", func(c *Controller) { c.St.Focus = model.FocusList }},
 
+		{SearchPrompt, []Key{k(tcell.KeyTab)}, "find in: packet list, details, bytes (hex)", func(c *Controller) {
+			c.St.Scope = c.St.Scope.Next()
+			c.V.Prompt.SetLabel(searchLabel(c.St.Scope))
+		}},
+		{SearchPrompt, []Key{k(tcell.KeyEnter)}, "find (then n: next match, N: previous)", nil},
+
 		{HelpScreen, []Key{k(tcell.KeyUp), r('k')}, "scroll up", func(c *Controller) { c.V.ScrollHelp(-1) }},
 		{HelpScreen, []Key{k(tcell.KeyDown), r('j')}, "scroll down", func(c *Controller) { c.V.ScrollHelp(1) }},
 		{HelpScreen, []Key{k(tcell.KeyPgUp)}, "page up", func(c *Controller) { c.V.ScrollHelp(-c.V.HelpRows()) }},
@@ -459,7 +479,7 @@ func Bindings() []Binding {
 func HelpText(bs []Binding) string {
 	var b strings.Builder
 	b.WriteString("[gray]? Esc q: close this help; ↑ ↓ PgUp PgDn Home End scroll it.[-]\n\n")
-	for _, ctx := range []Context{Global, List, Tree, Hex, Conns, Findings, Ladder, Stats, HelpScreen} {
+	for _, ctx := range []Context{Global, List, Tree, Hex, SearchPrompt, Conns, Findings, Ladder, Stats, HelpScreen} {
 		head := false
 		for _, bd := range bs {
 			if bd.Context != ctx || bd.Help == "" {
@@ -488,6 +508,16 @@ func HelpText(bs []Binding) string {
 
 // keyWidth is the width of the help screen's key column.
 const keyWidth = 16
+
+// searchLabel is the search prompt's label for scope: where it looks, as
+// Wireshark's Find bar names it.
+func searchLabel(scope model.SearchScope) string {
+	l := "Find in " + scope.String()
+	if scope == model.ScopeBytes {
+		l += " (hex)"
+	}
+	return l + " [Tab: change]: "
+}
 
 func (c *Controller) prompt(mode, label string) {
 	c.St.ShowScreen(model.ScreenMain)

@@ -3,7 +3,6 @@ package model
 import (
 	"runtime"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -112,16 +111,6 @@ func (j *scanJob) halt() {
 	j.mu.Lock()
 	j.stop = true
 	j.mu.Unlock()
-}
-
-type searchState struct {
-	text    string
-	fwd     bool
-	pos     int // next row to look at
-	left    int // rows left to look at
-	active  bool
-	found   bool
-	started bool
 }
 
 // NewList returns the default record list of x: every listed record
@@ -233,7 +222,8 @@ func (l *List) reset() {
 	l.top = 0
 	l.gen++
 	clear(l.cache)
-	l.search.active = false
+	// The search's workers read the rows: stop them before they change.
+	l.CancelSearch()
 	if l.job != nil {
 		l.job.halt()
 		l.job = nil
@@ -253,7 +243,7 @@ func (l *List) passesEntry(e *Entry) bool {
 
 // Pending reports whether records of the index are still unexamined or a
 // search is under way.
-func (l *List) Pending() bool { return l.scanned < l.x.Len() || l.search.active }
+func (l *List) Pending() bool { return l.scanned < l.x.Len() || l.search.job != nil }
 
 // Scanned returns how many records have been examined, for a progress
 // report while a filter is applied.
@@ -294,10 +284,10 @@ func (l *List) Sync(deadline time.Time) bool {
 			l.follow = true
 		}
 	}
-	if l.search.active {
+	if l.search.job != nil {
 		l.stepSearch(deadline)
 	}
-	return !l.search.active
+	return l.search.job == nil
 }
 
 // syncJob merges the filter workers' results and starts workers for
@@ -421,65 +411,4 @@ func (l *List) GotoFrame(f uint64) bool {
 	l.SelectRecord(rec)
 	r := l.Record(l.sel)
 	return r >= 0 && l.x.Entry(r).Frame == f
-}
-
-// Search starts looking for text (case-insensitive) in the rows' columns,
-// from the row after the selection (before it when backwards), wrapping
-// around once. Sync carries the search on; SearchResult tells the outcome.
-func (l *List) Search(text string, forward bool) {
-	l.search = searchState{text: strings.ToLower(text), fwd: forward, active: text != "", started: true}
-	if text == "" {
-		return
-	}
-	l.search.pos = l.sel
-	l.search.left = len(l.rows)
-	l.advanceSearch()
-}
-
-// SearchText returns the last search text (lower case).
-func (l *List) SearchText() string { return l.search.text }
-
-// SearchResult reports whether a search is running, and when it has
-// finished, whether it found a row.
-func (l *List) SearchResult() (running, found bool) {
-	return l.search.active, l.search.found
-}
-
-func (l *List) advanceSearch() {
-	if l.search.fwd {
-		l.search.pos++
-	} else {
-		l.search.pos--
-	}
-	n := len(l.rows)
-	if n > 0 {
-		l.search.pos = ((l.search.pos % n) + n) % n
-	}
-}
-
-func (l *List) stepSearch(deadline time.Time) {
-	s := &l.search
-	for k := 0; s.left > 0; k++ {
-		row := l.Row(s.pos)
-		if rowContains(&row, s.text) {
-			s.active, s.found = false, true
-			l.Select(s.pos)
-			return
-		}
-		s.left--
-		l.advanceSearch()
-		if k%256 == 255 && !deadline.IsZero() && time.Now().After(deadline) {
-			return
-		}
-	}
-	s.active, s.found = false, false
-}
-
-func rowContains(r *Row, text string) bool {
-	for c := range Columns {
-		if strings.Contains(strings.ToLower(r.Cell(c)), text) {
-			return true
-		}
-	}
-	return false
 }

@@ -70,6 +70,14 @@ type State struct {
 	// Hist is where jumps left from, for Back and Forward.
 	Hist History
 
+	// Scope is what the next search looks at (Tab in the search prompt
+	// changes it).
+	Scope SearchScope
+	// searching: a search started by Search has not been reported yet;
+	// searchFrom is where it started, for Back.
+	searching  bool
+	searchFrom Place
+
 	detailRec int
 	layout    *Layout
 	raw       []RawFrame
@@ -92,6 +100,13 @@ func (s *State) Sync(deadline time.Time) bool {
 		done = s.Ladder.Sync(deadline) && done
 	}
 	s.refreshDetail()
+	if s.searching {
+		if running, _ := s.List.SearchResult(); running {
+			s.Message = s.searchMessage()
+		} else {
+			s.searchDone()
+		}
+	}
 	return done && s.X.Progress().Done
 }
 
@@ -448,15 +463,88 @@ func (s *State) gotoFrame(f uint64) {
 	s.refreshDetail()
 }
 
-// Search looks for text in the list's rows, forwards or backwards; Back
-// returns from the match.
+// Search looks for text in the scope Scope names (the rows' columns, the
+// detail trees' labels or the records' octets in hex), forwards or
+// backwards from the selection. The search runs in the background
+// (List.SearchWith) and Sync carries it on; it is given until a short
+// deadline to finish at once. A match selects its row and, in the
+// details or the bytes, puts the tree's cursor on the field matched,
+// expanding its parents; Back returns from it.
 func (s *State) Search(text string, forward bool) {
-	s.jump(func() {
+	s.Screen = ScreenMain
+	var test Searcher
+	switch s.Scope {
+	case ScopeDetails:
+		text = strings.ToLower(text)
+		test = detailSearcher(s.X, text)
+	case ScopeBytes:
+		pat, err := ParseHexOctets(text)
+		if err != nil {
+			s.Message = err.Error()
+			return
+		}
+		test = bytesSearcher(s.X, s.Frames, pat)
+	default:
 		s.List.Search(text, forward)
-		s.List.Sync(time.Time{})
-		s.searchMessage()
-		s.refreshDetail()
-	})
+	}
+	if test != nil {
+		s.List.SearchWith(text, s.Scope, forward, test)
+	}
+	s.searchFrom, s.searching = s.here(), true
+	s.Sync(time.Now().Add(searchWait))
+}
+
+// searchWait is how long Search waits for its result before it leaves the
+// search to the background.
+const searchWait = 50 * time.Millisecond
+
+// CancelSearch stops a search under way; it reports whether there was
+// one.
+func (s *State) CancelSearch() bool {
+	done, total := s.List.SearchProgress()
+	if !s.List.CancelSearch() {
+		return false
+	}
+	s.searching = false
+	s.Message = "search for \"" + Safe(s.List.SearchText()) + "\" in the " + s.List.SearchScope().String() +
+		" cancelled after " + strconv.Itoa(done) + " of " + strconv.Itoa(total) + " rows"
+	return true
+}
+
+// searchDone shows the outcome of the search that ended: the row of the
+// match selected (a jump, for Back), the tree's cursor on the field
+// matched, and where the match is in the status line.
+func (s *State) searchDone() {
+	s.searching = false
+	l := s.List
+	text, scope := Safe(l.SearchText()), l.SearchScope()
+	if _, found := l.SearchResult(); !found {
+		s.Message = "\"" + text + "\" not found in the " + scope.String()
+		return
+	}
+	h := l.SearchHit()
+	s.refreshDetail()
+	if h.Path != "" && s.Tree.Reveal(h.Path) {
+		s.rebuildHex()
+	}
+	if here := s.here(); here != s.searchFrom {
+		push(&s.Hist.back, s.searchFrom)
+		s.Hist.fwd = s.Hist.fwd[:0]
+	}
+	s.Message = "\"" + text + "\" found in the " + scope.String() + ": " + hitRecordName(s.X, h)
+	switch scope {
+	case ScopeDetails:
+		s.Message += ", field " + Safe(h.Path)
+	case ScopeBytes:
+		if s.layout != nil {
+			s.Message += ", octet " + strconv.Itoa(h.Off) + " of the record (frame " + strconv.FormatUint(h.Frame, 10) + ")"
+		} else {
+			s.Message += ", frame " + strconv.FormatUint(h.Frame, 10) + " offset " + strconv.Itoa(h.Off)
+		}
+		if h.Path != "" {
+			s.Message += ", field " + Safe(h.Path)
+		}
+	}
 }
 
 // FollowRef goes to the frame the current node of the detail tree refers
@@ -483,25 +571,21 @@ func (s *State) FollowRef() bool {
 	return true
 }
 
-// SearchNext repeats the last search.
+// SearchNext repeats the last search, in its scope.
 func (s *State) SearchNext(forward bool) {
 	if t := s.List.SearchText(); t != "" {
+		s.Scope = s.List.SearchScope()
 		s.Search(t, forward)
 	} else {
-		s.Message = "no search yet (s to search)"
+		s.Message = "no search yet (s or Ctrl-F to search)"
 	}
 }
 
-func (s *State) searchMessage() {
-	running, found := s.List.SearchResult()
-	switch {
-	case running:
-		s.Message = "searching…"
-	case found:
-		s.Message = "found \"" + Safe(s.List.SearchText()) + "\""
-	default:
-		s.Message = "\"" + Safe(s.List.SearchText()) + "\" not found"
-	}
+// searchMessage is the status line's message while a search runs.
+func (s *State) searchMessage() string {
+	done, total := s.List.SearchProgress()
+	return "searching the " + s.List.SearchScope().String() + " for \"" + Safe(s.List.SearchText()) + "\": " +
+		strconv.Itoa(done*100/max(total, 1)) + "% (Esc cancels)"
 }
 
 // Title returns the title line: program, capture, counts and indexing
