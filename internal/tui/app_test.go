@@ -9,9 +9,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gdamore/tcell/v2"
 
+	"github.com/iwarpkit/iwarpkit/internal/testutil"
 	"github.com/iwarpkit/iwarpkit/internal/tui/model"
 )
 
@@ -728,6 +730,61 @@ func TestEndpointFilter(t *testing.T) {
 		}
 		if len(got) != len(want) || len(want) > 0 && !slices.Equal(slices.Compact(got), want) {
 			t.Errorf("%s: %q: frames %v, tshark %v", filepath.Base(c.file), c.ours, got, want)
+		}
+	}
+}
+
+// TestLadderNarrow: at 80x24 the ladder fits: both lifelines of every
+// message on screen, the ends named over them, the Read Responses'
+// requests and latencies (tshark: the Read Requests and Responses of
+// opcodes 1 and 2, the latency the difference of their times) in the
+// last column, and the title line keeps the counts (50 frames, MANIFEST.md)
+// however long the capture's path.
+func TestLadderNarrow(t *testing.T) {
+	h := openSize(t, rping, 80, 24)
+	h.keys("f")
+	h.golden("ladder_80x24", false, false)
+	scr := h.text()
+	if !strings.Contains(scr[0], "…/crc_v2_rping.pcap  50 frames, 73 records") {
+		t.Errorf("title %q", scr[0])
+	}
+	if !strings.Contains(scr[1], "initiator on the left") || !strings.Contains(scr[2], "192.0.2.2:40531") || !strings.Contains(scr[2], "192.0.2.1:7174") {
+		t.Errorf("title and header %q, %q", scr[1], scr[2])
+	}
+	rows := 0
+	for _, l := range scr[3 : len(scr)-2] {
+		if strings.TrimSpace(strings.Trim(l, "║")) == "" {
+			continue
+		}
+		rows++
+		if strings.Count(l, "├") != 1 || strings.Count(l, "┤") != 1 {
+			t.Errorf("a lifeline is cut: %q", l)
+		}
+	}
+	if rows != 19 { // 24 lines: the title, the box and its header, the status
+		t.Errorf("%d message rows on screen, want 19", rows)
+	}
+	reqs := tsharkFrames(t, rping, "iwarp_rdma.opcode == 1")
+	resps := tsharkFrames(t, rping, "iwarp_rdma.opcode == 2")
+	times := map[uint64]int64{}
+	for _, r := range tsharkRows(t, rping, "iwarp_rdma.opcode == 1 || iwarp_rdma.opcode == 2", "frame.number", "frame.time_epoch") {
+		f, _ := strconv.ParseUint(r[0], 10, 64)
+		times[f] = testutil.EpochNanos(t, r[1])
+	}
+	for i, rs := range resps {
+		line := -1
+		for j, l := range scr {
+			if strings.HasPrefix(strings.TrimLeft(l, "║ "), strconv.FormatUint(rs, 10)+" ") {
+				line = j
+			}
+		}
+		if line < 0 {
+			continue // below the screen
+		}
+		lat := time.Duration(times[reqs[i]] - times[rs]).Abs().Round(time.Microsecond)
+		want := "req " + strconv.FormatUint(reqs[i], 10) + ", " + lat.String()
+		if !strings.Contains(scr[line], want) {
+			t.Errorf("Read Response %d: %q, want %q", rs, scr[line], want)
 		}
 	}
 }

@@ -73,7 +73,8 @@ type LadderRow struct {
 	Time    string
 	Dir     flows.Dir
 	Label   string // "Send 16 B", "RDMA Read Response 64 B"
-	Detail  string // "req frame 9, 1.222ms" for a Read Response
+	Detail  string // "request frame 9, latency 1.222ms" for a Read Response
+	Brief   string // Detail in a narrow ladder: "req 9, 1.222ms"
 	Kind    Kind
 	Request bool // an RDMA Read Request (the responder will answer it)
 }
@@ -99,9 +100,11 @@ func MakeLadderRow(i int, r *flows.Record) LadderRow {
 	case m.Opcode == rdmap.OpReadRequest:
 		row.Request = true
 	case m.Opcode == rdmap.OpReadResponse && m.RequestFrame != 0:
-		row.Detail = "request frame " + strconv.FormatUint(m.RequestFrame, 10) + ", latency " + m.Latency.Round(time.Microsecond).String()
+		lat := m.Latency.Round(time.Microsecond).String()
+		row.Detail = "request frame " + strconv.FormatUint(m.RequestFrame, 10) + ", latency " + lat
+		row.Brief = "req " + strconv.FormatUint(m.RequestFrame, 10) + ", " + lat
 	case m.Opcode == rdmap.OpReadResponse:
-		row.Detail = "request not captured"
+		row.Detail, row.Brief = "request not captured", "no request"
 	}
 	if m.Tagged {
 		row.Label += " STag 0x" + strconv.FormatUint(uint64(m.STag), 16)

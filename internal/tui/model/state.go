@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/iwarpkit/iwarpkit/flows"
 	"github.com/iwarpkit/iwarpkit/format"
@@ -590,14 +591,40 @@ func (s *State) searchMessage() string {
 
 // Title returns the title line: program, capture, counts and indexing
 // progress.
-func (s *State) Title() string {
+func (s *State) Title() string { return s.title(Safe(s.Name)) }
+
+func (s *State) title(name string) string {
 	p := s.X.Progress()
-	t := "iwarptui  " + Safe(s.Name) + "  " + strconv.FormatUint(p.Frames, 10) + " frames, " +
+	t := "iwarptui  " + name + "  " + strconv.FormatUint(p.Frames, 10) + " frames, " +
 		strconv.Itoa(s.X.Len()) + " records"
 	if !p.Done {
 		t += "  indexing"
 	}
 	return t
+}
+
+// TitleFit returns the title line in at most w cells (0: no limit): when
+// the whole does not fit, the capture's name loses its directories, then
+// its beginning ("…/crc_v2_rping.pcap", "…ping.pcap"), so that the counts
+// stay.
+func (s *State) TitleFit(w int) string {
+	t := s.Title()
+	if w <= 0 || utf8.RuneCountInString(t) <= w {
+		return t
+	}
+	name := Safe(s.Name)
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		name = "…" + name[i:]
+		if t := s.title(name); utf8.RuneCountInString(t) <= w {
+			return t
+		}
+	}
+	rest := utf8.RuneCountInString(s.title("")) + 1
+	r := []rune(name)
+	if keep := w - rest; keep >= 4 && keep < len(r) {
+		return s.title("…" + string(r[len(r)-keep:]))
+	}
+	return s.title(name)
 }
 
 // StatusLine returns the status line: the selection, the filters, the

@@ -110,6 +110,10 @@ type View struct {
 	conns      []model.ConnInfo
 	statsKey   string    // what the statistics screen shows
 	statsAt    time.Time // when it was written
+
+	// The ladder's layout (ladderLayout).
+	ladderFrame, ladderArrow int
+	ladderTime               bool
 }
 
 // New builds the primitives for st on app.
@@ -135,6 +139,7 @@ func New(app *tview.Application, st *model.State) *View {
 	v.detail = tview.NewFlex().AddItem(left, 0, 1, false).AddItem(v.Hex, hexWidth(16), 0, false)
 	v.timeWidth = model.TimeWidth(st.List.TimeFormat())
 	v.cols, v.colWidths = listLayout(0, v.timeWidth)
+	v.ladderFrame, v.ladderTime, v.ladderArrow = ladderLayout(0, v.timeWidth)
 	v.hexPer = 16
 	if app != nil {
 		app.SetBeforeDrawFunc(func(scr tcell.Screen) bool {
@@ -196,6 +201,7 @@ func (v *View) fit(w int) {
 	}
 	v.width, v.timeWidth = w, tw
 	v.cols, v.colWidths = listLayout(w, tw)
+	v.ladderFrame, v.ladderTime, v.ladderArrow = ladderLayout(w, tw)
 	if per := hexPerLine(w); per != v.hexPer {
 		v.hexPer = per
 		v.detail.ResizeItem(v.Hex, hexWidth(per), 0)
@@ -203,6 +209,7 @@ func (v *View) fit(w int) {
 		v.renderHex()
 	}
 	v.renderProgress()
+	v.renderTitles()
 }
 
 // SetHelp sets the text of the help screen.
@@ -322,8 +329,8 @@ func (v *View) PageRows() int {
 // Render copies the state into the primitives.
 func (v *View) Render() {
 	st := v.St
-	v.Title.SetText("[::b]" + tview.Escape(st.Title()))
 	v.renderProgress()
+	v.renderTitles()
 	v.renderFilter()
 	v.renderList()
 	v.renderTree()
@@ -344,7 +351,6 @@ func (v *View) Render() {
 		v.renderStats()
 	case model.ScreenLadder:
 		page = "ladder"
-		v.Ladder.SetTitle(" Ladder of connection " + strconv.Itoa(st.LadderConn) + " (Enter: go to the frame, Esc: back) ")
 		if st.Ladder != nil {
 			v.Ladder.Select(st.Ladder.Selected()+1, 0)
 		}
@@ -772,8 +778,38 @@ func (c *findingContent) GetCell(row, col int) *tview.TableCell {
 	return cell
 }
 
-// ladderWidth is the width of the arrow column of the ladder.
-const ladderWidth = 60
+// Ladder widths: the arrow column is at most ladderWidth cells and at
+// least ladderMinArrow; the column after it keeps ladderDetail cells for a
+// Read Response's request and latency (LadderRow.Brief when Detail does
+// not fit) as long as the arrows keep ladderMinArrow.
+const (
+	ladderWidth    = 60
+	ladderMinArrow = 30
+	ladderDetail   = 16
+)
+
+// ladderLayout is the ladder's columns on a screen w columns wide (0: as
+// wide as it likes) with a Time column tw wide: the Frame column's width,
+// whether Time is shown, and the arrow column's width. The Frame column
+// narrows to 6 cells below narrowWidth, as the list's does; Time goes
+// only when the arrows would otherwise be shorter than ladderMinArrow.
+func ladderLayout(w, tw int) (frameW int, showTime bool, arrowW int) {
+	if w == 0 {
+		return 7, true, ladderWidth
+	}
+	frameW = 7
+	if w < narrowWidth {
+		frameW = 6
+	}
+	// The table's border takes 2 cells, and a space separates columns.
+	inner := w - 2
+	arrowW = inner - frameW - 1 - tw - 1 - 1 - ladderDetail
+	showTime = arrowW >= ladderMinArrow
+	if !showTime {
+		arrowW = inner - frameW - 1 - 1 - ladderDetail
+	}
+	return frameW, showTime, min(max(arrowW, ladderMinArrow), ladderWidth)
+}
 
 type ladderContent struct {
 	tview.TableContentReadOnly
@@ -787,23 +823,29 @@ func (c *ladderContent) GetRowCount() int {
 	return c.v.St.Ladder.Len() + 1
 }
 
-func (c *ladderContent) GetColumnCount() int { return 4 }
+func (c *ladderContent) GetColumnCount() int {
+	if c.v.ladderTime {
+		return 4
+	}
+	return 3
+}
 
-func (c *ladderContent) GetCell(row, col int) *tview.TableCell {
-	st := c.v.St
+func (c *ladderContent) GetCell(row, i int) *tview.TableCell {
+	st, v := c.v.St, c.v
+	col := i // 0 Frame, 1 Time, 2 arrows, 3 detail
+	if !v.ladderTime && i >= 1 {
+		col = i + 1
+	}
 	if row == 0 {
 		head := tcell.StyleDefault.Bold(true).Foreground(tcell.ColorWhite)
 		switch col {
 		case 0:
-			return pad(tview.NewTableCell("Frame"), 7, true).SetStyle(head).SetSelectable(false)
+			return pad(tview.NewTableCell("Frame"), v.ladderFrame, true).SetStyle(head).SetSelectable(false)
 		case 1:
-			return pad(tview.NewTableCell("Time"), c.v.timeWidth, false).SetStyle(head).SetSelectable(false)
+			return pad(tview.NewTableCell("Time"), v.timeWidth, false).SetStyle(head).SetSelectable(false)
 		case 2:
-			a, b := c.v.ladderEnds()
-			half := (ladderWidth - 1) / 2
-			a, b = clip(a, half), clip(b, half)
-			gap := max(ladderWidth-utf8.RuneCountInString(a)-utf8.RuneCountInString(b), 1)
-			return tview.NewTableCell(tview.Escape(a + strings.Repeat(" ", gap) + b)).SetStyle(head).SetSelectable(false)
+			return pad(tview.NewTableCell(tview.Escape(ladderHeader(v.ladderEnds, v.ladderArrow))), v.ladderArrow, false).
+				SetStyle(head).SetSelectable(false)
 		case 3:
 			return tview.NewTableCell("").SetSelectable(false).SetExpansion(1)
 		}
@@ -817,31 +859,88 @@ func (c *ladderContent) GetCell(row, col int) *tview.TableCell {
 	style := kindStyle(lr.Kind)
 	switch col {
 	case 0:
-		return pad(tview.NewTableCell(strconv.FormatUint(lr.Frame, 10)), 7, true).SetStyle(style)
+		return pad(tview.NewTableCell(strconv.FormatUint(lr.Frame, 10)), v.ladderFrame, true).SetStyle(style)
 	case 1:
-		return pad(tview.NewTableCell(st.Ladder.Time(row-1)), c.v.timeWidth, false).SetStyle(style)
+		return pad(tview.NewTableCell(st.Ladder.Time(row-1)), v.timeWidth, false).SetStyle(style)
 	case 2:
-		return tview.NewTableCell(tview.Escape(arrow(lr.Label, lr.Dir, ladderWidth))).SetStyle(style)
+		return tview.NewTableCell(tview.Escape(arrow(lr.Label, lr.Dir, v.ladderArrow))).SetStyle(style)
 	case 3:
-		return tview.NewTableCell(tview.Escape(lr.Detail)).SetStyle(style).SetExpansion(1)
+		d := lr.Detail
+		if v.width > 0 && utf8.RuneCountInString(d) > v.ladderRest() {
+			d = lr.Brief
+		}
+		return tview.NewTableCell(tview.Escape(d)).SetStyle(style).SetExpansion(1)
 	}
 	return nil
 }
 
-// ladderEnds names the two sides of the ladder: the initiator on the left.
-func (v *View) ladderEnds() (string, string) {
+// ladderRest returns the width of the ladder's last column.
+func (v *View) ladderRest() int {
+	rest := v.width - 2 - v.ladderFrame - 1 - v.ladderArrow - 1
+	if v.ladderTime {
+		rest -= v.timeWidth + 1
+	}
+	return rest
+}
+
+// ladderHeader writes the two ends over the arrows, the initiator on the
+// left, in w cells: with their roles when they fit, else the bare
+// endpoints, each cut to half the width when still too long.
+func ladderHeader(ends func() (string, string, string, string), w int) string {
+	a, b, ra, rb := ends()
+	fit := func(a, b string) (string, bool) {
+		n := utf8.RuneCountInString(a) + utf8.RuneCountInString(b)
+		return a + strings.Repeat(" ", max(w-n, 1)) + b, n < w
+	}
+	if ra != "" {
+		if s, ok := fit(a+" "+ra, rb+" "+b); ok {
+			return s
+		}
+	}
+	if s, ok := fit(a, b); ok {
+		return s
+	}
+	half := (w - 1) / 2
+	s, _ := fit(clip(a, half), clip(b, w-1-half))
+	return s
+}
+
+// renderTitles writes the title line and the ladder's title for the
+// screen's width.
+func (v *View) renderTitles() {
+	v.Title.SetText("[::b]" + tview.Escape(v.St.TitleFit(max(v.width-v.progWidth, 0))))
+	v.Ladder.SetTitle(v.ladderTitle())
+}
+
+// ladderTitle is the ladder's title: shorter on a narrow screen, where it
+// says the initiator is on the left (the header has no room for the
+// roles).
+func (v *View) ladderTitle() string {
+	c := strconv.Itoa(v.St.LadderConn)
+	if v.width == 0 || v.width >= narrowWidth {
+		return " Ladder of connection " + c + " (Enter: go to the frame, Esc: back) "
+	}
+	if _, _, ra, _ := v.ladderEnds(); ra != "" {
+		return " Ladder of connection " + c + ", initiator on the left (Enter: frame, Esc: back) "
+	}
+	return " Ladder of connection " + c + " (Enter: frame, Esc: back) "
+}
+
+// ladderEnds names the two sides of the ladder, the initiator on the
+// left, and their roles when the connection summary knows them.
+func (v *View) ladderEnds() (a, b, roleA, roleB string) {
 	for _, ci := range v.St.X.Conns() {
 		if ci.ID != v.St.LadderConn {
 			continue
 		}
 		if ci.Summary != nil && ci.Summary.InitiatorKnown {
-			return ci.Summary.Initiator.String() + " (initiator)", "(responder) " + ci.Summary.Responder.String()
+			return ci.Summary.Initiator.String(), ci.Summary.Responder.String(), "(initiator)", "(responder)"
 		}
 		if ci.A.IsValid() {
-			return ci.A.String(), ci.B.String()
+			return ci.A.String(), ci.B.String(), "", ""
 		}
 	}
-	return "", ""
+	return "", "", "", ""
 }
 
 // arrow draws a message between the two sides, initiator to responder
@@ -849,7 +948,7 @@ func (v *View) ladderEnds() (string, string) {
 // ladder is cut short with "…" so that the right-hand lifeline stays
 // straight.
 func arrow(label string, d flows.Dir, w int) string {
-	label = " " + clip(label, w-8) + " "
+	label = " " + elide(label, w-8) + " "
 	n := max(w-4-utf8.RuneCountInString(label), 2)
 	switch d {
 	case flows.DirI2R:
@@ -858,6 +957,35 @@ func arrow(label string, d flows.Dir, w int) string {
 		return "├◀" + strings.Repeat("─", n) + label + "─┤"
 	}
 	return "├─" + label + strings.Repeat("─", n) + "─┤"
+}
+
+// elide fits a ladder label into n runes: whole when it fits, else
+// without its STag ("RDMA Read Response 64 B …": the list and the tree
+// have it), else cut after a word.
+func elide(label string, n int) string {
+	if utf8.RuneCountInString(label) <= n {
+		return label
+	}
+	if i := strings.Index(label, " STag "); i > 0 && utf8.RuneCountInString(label[:i])+2 <= n {
+		return label[:i] + " …"
+	}
+	return clipWords(label, n)
+}
+
+// clipWords cuts s to at most n runes as clip does, but after a whole
+// word ("RDMA Write 64 B …") when that keeps at least half of it.
+func clipWords(s string, n int) string {
+	c := clip(s, n)
+	if c == s {
+		return c
+	}
+	r := []rune(c)
+	for i := len(r) - 2; i >= n/2; i-- {
+		if r[i] == ' ' {
+			return string(r[:i+1]) + "…"
+		}
+	}
+	return c
 }
 
 // clip cuts s to at most n runes, the last one "…" when it was longer.
