@@ -58,6 +58,7 @@ const (
 	cEpoch          // frame.time_epoch
 	cRelative       // frame.time_relative
 	cDelta          // frame.time_delta_displayed
+	cAbsolute       // frame.time (display filters only)
 )
 
 var clocks = [...]struct {
@@ -183,6 +184,8 @@ func NewColumns(names []string, o ColumnOptions) (*Columns, error) {
 				return nil, fmt.Errorf("-e %s: an object: name one of its members (%s)", n, membersOf(f.name))
 			case f.typ == fObject:
 				return nil, fmt.Errorf("-e %s: an object: name one of its members", n)
+			case f.typ == fTime:
+				return nil, fmt.Errorf("-e %s: a display-filter field only: print frame.time_epoch or frame.time_relative", n)
 			}
 			col.t = test{f: f, op: opPresent}
 			for _, r := range f.routes {

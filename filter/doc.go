@@ -72,6 +72,11 @@
 //     have tcp.* ports, those of DDP over SCTP sctp.* ports, a conn record
 //     only the .addr and .port fields (either end), and finding records
 //     none (ip.addr == 192.0.2.1 || finding keeps them).
+//   - the time fields of Wireshark's frame protocol: frame.time_relative
+//     (seconds since the first packet, Filter.WithRef), frame.time_epoch
+//     (seconds since the epoch), both with up to nine decimals, and
+//     frame.time (a date in double quotes); a record's time is that of its
+//     first frame (times.go).
 //
 // An unknown name is a compile error.
 //

@@ -35,12 +35,13 @@ import (
 type derive uint8
 
 const (
-	dNone derive = iota
-	dIP4         // ip.*: IPv4 addresses
-	dIP6         // ipv6.*: IPv6 addresses
-	dTCP         // tcp.*port
-	dSCTP        // sctp.*port
-	dUDP         // not a field: a record's packets are UDP (RoCEv2)
+	dNone  derive = iota
+	dIP4          // ip.*: IPv4 addresses
+	dIP6          // ipv6.*: IPv6 addresses
+	dTCP          // tcp.*port
+	dSCTP         // sctp.*port
+	dUDP          // not a field: a record's packets are UDP (RoCEv2)
+	dClock        // a time field (times.go)
 )
 
 // end selects the source, the destination, or either.

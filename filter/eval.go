@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/iwarpkit/iwarpkit/flows"
 	"github.com/iwarpkit/iwarpkit/format"
@@ -15,6 +16,7 @@ import (
 type env struct {
 	kvs []format.KV
 	r   *flows.Record
+	ref time.Time // the first packet's time (frame.time_relative)
 }
 
 // node is a compiled filter expression.
@@ -121,7 +123,12 @@ func (t *test) eval(e env) bool {
 
 // scan visits the field's values until one's check equals s.stopOn.
 func (t *test) scan(e env, s *scanState) {
-	if t.f.derive != dNone {
+	switch t.f.derive {
+	case dNone:
+	case dClock:
+		t.clockValue(e, s)
+		return
+	default:
 		t.endpoints(e.r, s)
 		return
 	}
@@ -202,6 +209,8 @@ func kindOK(typ ftype, k format.Kind) bool {
 		return k == format.KBool
 	case fNum:
 		return k == format.KUint || k == format.KInt
+	case fTime:
+		return k == format.KInt
 	case fString:
 		return k == format.KString
 	case fBytes:

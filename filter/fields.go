@@ -18,9 +18,10 @@ const (
 	fObject              // a nested object: presence, or descend with a dotted name
 	fDyn                 // not known in advance: the value's own kind decides
 	fAddr                // an IP address (endpoints.go)
+	fTime                // a time, in nanoseconds (times.go)
 )
 
-var ftypeNames = [...]string{"protocol", "boolean", "number", "string", "bytes", "object", "value", "address"}
+var ftypeNames = [...]string{"protocol", "boolean", "number", "string", "bytes", "object", "value", "address", "time"}
 
 // field is a resolved field name: how to find its values in a record and
 // how to compare them.
@@ -36,6 +37,7 @@ type field struct {
 	// come from the record's endpoints, not from routes.
 	derive derive
 	end    end
+	clk    clock // a time field's clock (derive dClock)
 }
 
 // route is one place a field's values are found. path is looked up in the
@@ -204,7 +206,10 @@ func named(name string) (*field, bool) {
 			return &field{name: e.name, typ: e.typ, hex: e.hex, bits: e.bits, open: e.typ == fDyn, routes: []route{{path: e.name}}}, true
 		}
 	}
-	return endpointField(name)
+	if f, ok := endpointField(name); ok {
+		return f, true
+	}
+	return timeField(name)
 }
 
 // member resolves rest inside the object (or list of objects) p.
@@ -295,6 +300,9 @@ func knownNames() []string {
 		out = append(out, "mpa.markers."+k.name)
 	}
 	for _, e := range endpointFields {
+		out = append(out, e.name)
+	}
+	for _, e := range timeFields {
 		out = append(out, e.name)
 	}
 	return append(out, recordTypes[:]...)

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/iwarpkit/iwarpkit/flows"
@@ -16,6 +17,7 @@ type Filter struct {
 	root node // nil: match everything
 	text string
 	omit format.Omit // the fields no test reads (MatchRecord need not format them)
+	ref  time.Time   // WithRef
 }
 
 // Compile parses a display filter expression (see the package
@@ -96,6 +98,9 @@ func reads(n node, key string) bool {
 	case *kindNode:
 		return under("type", key) || under("ddp.t", key) || under("rdmap.opcode", key)
 	case *test:
+		if n.f.derive != dNone && n.f.name == key {
+			return true // an endpoint or time field, read from the record
+		}
 		for _, r := range n.f.routes {
 			if under(r.path, key) {
 				return true
@@ -103,6 +108,18 @@ func reads(n node, key string) bool {
 		}
 	}
 	return false
+}
+
+// WithRef returns a copy of the filter whose frame.time_relative counts
+// from ref, the first packet's time. Without it, frame.time_relative has no
+// value and its tests do not match.
+func (f *Filter) WithRef(ref time.Time) *Filter {
+	if f == nil {
+		return nil
+	}
+	g := *f
+	g.ref = ref
+	return &g
 }
 
 // under reports whether path is key or a member of it.
@@ -135,7 +152,7 @@ func (f *Filter) MatchRecord(r *flows.Record) bool {
 // matchIn is MatchRecord, listing r's fields in b.
 func (f *Filter) matchIn(b *fieldBuf, r *flows.Record) bool {
 	kvs := b.list.AppendFields(b.kvs[:0], r, f.omit)
-	ok := f.root.eval(env{kvs: kvs, r: r})
+	ok := f.root.eval(env{kvs: kvs, r: r, ref: f.ref})
 	clear(kvs) // no record's values kept alive by the pool
 	b.kvs = kvs[:0]
 	b.list.Reset()
@@ -241,6 +258,8 @@ func (t *test) write(b *strings.Builder) {
 
 func (t *test) writeLit(b *strings.Builder, l *lit) {
 	switch {
+	case t.f.typ == fTime:
+		writeTime(b, t.f, l)
 	case t.f.typ == fDyn:
 		if l.quote {
 			writeQuoted(b, l.s)

@@ -202,7 +202,7 @@ func checkOp(f *field, o token) error {
 			return errAt(o.pos, what+": only == and != apply")
 		}
 	case opContains:
-		if f.typ == fNum || f.typ == fBool || f.typ == fAddr {
+		if f.typ == fNum || f.typ == fBool || f.typ == fAddr || f.typ == fTime {
 			return errAt(o.pos, what+": contains applies to strings and bytes")
 		}
 	case opMatches:
@@ -233,6 +233,8 @@ func article(f *field) string {
 		return "a protocol"
 	case fAddr:
 		return "an address field"
+	case fTime:
+		return "a time field"
 	}
 	return "a " + ftypeNames[f.typ] + " field"
 }
@@ -290,6 +292,9 @@ func value(f *field, v token, o op) (lit, error) {
 		return lit{}, errAt(v.pos, "unexpected end of filter: expected a value")
 	default:
 		return lit{}, errAt(v.pos, "expected a value, found "+describe(v))
+	}
+	if f.typ == fTime {
+		return timeValue(f, v)
 	}
 	if f.typ == fAddr {
 		text := v.text

@@ -1,13 +1,16 @@
 package filter
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/iwarpkit/iwarpkit/capture"
 	"github.com/iwarpkit/iwarpkit/flows"
 	"github.com/iwarpkit/iwarpkit/internal/testutil"
 )
@@ -87,6 +90,30 @@ var tsharkCases = []tsharkCase{
 	{file: "crc_v2_rping.pcap", ws: "tcp.port in {7174} && iwarp_mpa", ours: "tcp.port in {7174} && mpa"},
 	{file: "crc_v2_rping.pcap", ws: "ip.addr in {192.0.2.2..192.0.2.9} && iwarp_ddp", ours: "ip.addr in {192.0.2.2..192.0.2.9} && ddp"},
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "tcp.dstport == 18515 && iwarp_rdma.opcode == 1", ours: "tcp.dstport == 18515 && rdmap.opcode == 1", field: "iwarp_rdma.opcode", value: "0x01"},
+	// The time fields (times.go): a record's time is its first frame's,
+	// the frame tshark shows an FPDU of one frame in; frame.time's dates
+	// are local for tshark, run with TZ=UTC, and UTC (Z) for us.
+	{file: "crc_v2_rping.pcap", ws: "frame.time_relative >= 0.0334 && frame.time_relative < 0.039 && iwarp_ddp", ours: "frame.time_relative >= 0.0334 && frame.time_relative < 0.039 && ddp"},
+	{file: "crc_v2_rping.pcap", ws: "frame.time_relative == 0.037283 && iwarp_ddp", ours: "frame.time_relative == 0.037283000 && ddp"},
+	{file: "crc_v2_rping.pcap", ws: "frame.time_epoch > 1795313467.745 && iwarp_rdma.opcode == 1", ours: "frame.time_epoch > 1795313467.745 && rdmap.opcode == 1", field: "iwarp_rdma.opcode", value: "0x01"},
+	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "frame.time_relative in {0.02 .. 0.03} && iwarp_ddp", ours: "frame.time_relative in {0.02..0.03} && ddp"},
+	{file: "term_badwrite.pcap", ws: `frame.time >= "Nov 22, 2026 02:13:22.19" && iwarp_ddp`, ours: `frame.time >= "2026-11-22 02:13:22.19Z" && ddp`},
+	{file: "term_badwrite.pcap", ws: `frame.time < "2026-11-22 02:13:22.19" && iwarp_mpa`, ours: `frame.time < "Nov 22, 2026 02:13:22.19 UTC" && mpa`},
+}
+
+// firstTime returns the time of a capture's first packet.
+func firstTime(t *testing.T, path string) time.Time {
+	t.Helper()
+	src, err := capture.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	var p capture.Packet
+	if err := src.NextInto(&p); err != nil {
+		t.Fatal(err)
+	}
+	return p.TS
 }
 
 func TestTshark(t *testing.T) {
@@ -101,7 +128,9 @@ func TestTshark(t *testing.T) {
 			if c.field != "" {
 				args = append(args, "-e", c.field)
 			}
-			out, err := exec.Command(tshark, args...).Output()
+			cmd := exec.Command(tshark, args...)
+			cmd.Env = append(os.Environ(), "TZ=UTC")
+			out, err := cmd.Output()
 			if err != nil {
 				t.Fatalf("tshark %v: %v", args, err)
 			}
@@ -125,7 +154,7 @@ func TestTshark(t *testing.T) {
 					}
 				}
 			}
-			f := mustCompile(t, ours)
+			f := mustCompile(t, ours).WithRef(firstTime(t, filepath.Join("..", "testdata", "siw", c.file)))
 			var gotFrames []uint64
 			got := 0
 			for _, r := range siw(t, c.file) {

@@ -227,6 +227,50 @@ func TestFieldsTimesAsTshark(t *testing.T) {
 	}
 }
 
+// TestFilterTimesAsTshark: -Y on frame.time_relative, frame.time_epoch and
+// frame.time selects the frames tshark -Y selects with the same window,
+// with one worker, two, and from standard input (where the first packet's
+// time is only known once it is read).
+func TestFilterTimesAsTshark(t *testing.T) {
+	tshark := testutil.RequireTshark(t)
+	f := siw + "crc_v2_iwtest_ops.pcap"
+	data, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ ws, ours string }{
+		{"frame.time_relative >= 0.15 && frame.time_relative < 0.17 && iwarp_ddp", "frame.time_relative >= 0.15 && frame.time_relative < 0.17 && fpdu"},
+		{"frame.time_epoch > 1795313758.57 && iwarp_ddp", "frame.time_epoch > 1795313758.57 && fpdu"},
+		{`frame.time < "Nov 22, 2026 02:15:58.53" && iwarp_ddp`, `frame.time < "2026-11-22 02:15:58.53Z" && fpdu`},
+	} {
+		cmd := exec.Command(tshark, "-r", f, "-Y", c.ws, "-T", "fields", "-e", "frame.number")
+		cmd.Env = append(os.Environ(), "TZ=UTC")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := strings.Fields(string(out))
+		if len(want) < 3 {
+			t.Fatalf("tshark -Y %q selects %d frames: the case tests little", c.ws, len(want))
+		}
+		for _, v := range []struct {
+			name  string
+			stdin []byte
+			args  []string
+		}{{"-j 1", nil, []string{"-r", f}}, {"-j 2", nil, []string{"-r", f, "-j", "2"}}, {"stdin", data, []string{"-r", "-"}}} {
+			// The frame that completes each FPDU, as tshark shows it
+			// there; the windows do not cut an FPDU's frames apart.
+			code, mine, errs := runCmd(t, v.stdin, append(v.args, "-T", "fields", "-Y", c.ours, "-e", "frames", "-E", "occurrence=l")...)
+			if code != 0 {
+				t.Fatalf("%s: exit %d: %s", v.name, code, errs)
+			}
+			if got := strings.Fields(mine); !slices.Equal(got, want) {
+				t.Errorf("%s -Y %q: frames %v, tshark -Y %q: %v", v.name, c.ours, got, c.ws, want)
+			}
+		}
+	}
+}
+
 // TestFieldsOccurrence: occurrence f, l and a and the aggregator pick the
 // values of a list (frames, and the codes of the attached findings) as
 // the JSON Lines record lists them.

@@ -283,11 +283,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var buf []byte
 	var jw format.JSONWriter
 	topts := format.TextOptions{Quiet: *quiet, Verbose: *verbose, Hex: *hexdump, Time: tf}
-	if (tf == format.TimeRelative && !jsonl && cols == nil || cols.Uses("frame.time_relative")) && !live.active() {
+	relFilter := flt.Reads("frame.time_relative")
+	if (tf == format.TimeRelative && !jsonl && cols == nil || cols.Uses("frame.time_relative") || relFilter) && !live.active() {
 		// -t r counts from the first packet: read ahead from the files
 		// (not standard input), so that the workers of -j N can write
 		// the lines; otherwise the loop below sets it.
 		topts.Ref = firstPacketTime(files)
+	}
+	if relFilter && !topts.Ref.IsZero() {
+		flt = flt.WithRef(topts.Ref)
 	}
 	// timeAlone: a line's time needs no other line (-t dd does).
 	timeAlone := jsonl || tf != format.TimeDelta && (tf != format.TimeRelative || !topts.Ref.IsZero())
@@ -348,7 +352,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		dec = par
-		if coll == nil && pq == nil && !silent && !flt.Reads("conn") && !(cols != nil && cols.Reads("conn")) && timeAlone {
+		if coll == nil && pq == nil && !silent && !flt.Reads("conn") && !(cols != nil && cols.Reads("conn")) && timeAlone &&
+			(!relFilter || !topts.Ref.IsZero()) {
 			// The records are written and nothing else sees them: the
 			// workers match and render the FPDUs and messages, and the
 			// merge writes them in order with their connection ids
@@ -443,6 +448,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			n++
 			if n == 1 && topts.Ref.IsZero() {
 				topts.Ref = p.TS // -t r
+				if relFilter {
+					// Before the first packet reaches the decoder:
+					// the records it makes see the filter set.
+					flt = flt.WithRef(p.TS)
+				}
 			}
 			if !sh.keep(&p) {
 				continue
