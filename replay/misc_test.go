@@ -409,7 +409,12 @@ func TestNoSuchConnection(t *testing.T) {
 	if want := "replay: no iWARP connections 5, 7 (the capture has iWARP connections 0-1)"; err.Error() != want {
 		t.Errorf("error %q, want %q", err, want)
 	}
-	if ss, err := Load("../testdata/siw/basic_ib_read_bw_4096_v2_nocrc.pcap", LoadOptions{Conns: []int{1, 5}}); err != nil || len(ss) != 1 || ss[0].Conn != 1 {
-		t.Errorf("conn 1 of 1,5: %v", err)
+	// One id of two missing is a mistake too: not a replay of the other.
+	_, err = Load("../testdata/siw/basic_ib_read_bw_4096_v2_nocrc.pcap", LoadOptions{Conns: []int{1, 5}})
+	if want := "replay: no iWARP connection 5 (the capture has iWARP connections 0-1)"; err == nil || err.Error() != want {
+		t.Errorf("--conn 1,5: error %v, want %q", err, want)
+	}
+	if ss, err := Load("../testdata/siw/basic_ib_read_bw_4096_v2_nocrc.pcap", LoadOptions{Conns: []int{1}}); err != nil || len(ss) != 1 || ss[0].Conn != 1 {
+		t.Errorf("conn 1: %v", err)
 	}
 }

@@ -371,8 +371,9 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "  mismatch: %s\n", m)
 		}
 	}
-	fmt.Fprintf(&b, "summary: %d connections, %d messages sent (%d FPDUs, %s), %d received, %s, %d mismatches, %d errors, %v",
-		len(r.Conns), r.Messages, r.FPDUs, octets(float64(r.Octets)), r.Received, octets(r.Rate())+"/s", r.Mismatches, r.Errors, r.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(&b, "summary: %s, %s sent (%s, %s), %d received, %s, %s, %s, %v",
+		count(len(r.Conns), "connection"), count(r.Messages, "message"), count(r.FPDUs, "FPDU"), octets(float64(r.Octets)), r.Received,
+		octets(r.Rate())+"/s", count(r.Mismatches, "mismatch"), count(r.Errors, "error"), r.Elapsed.Round(time.Millisecond))
 	if r.Interrupted != nil {
 		fmt.Fprintf(&b, ", interrupted (%v)", r.Interrupted)
 	}
@@ -381,10 +382,13 @@ func (r *Report) WriteText(w io.Writer) error {
 	return err
 }
 
-// count writes "1 message", "2 messages".
+// count writes "1 message", "2 messages", "2 mismatches".
 func count(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "ch") {
+		return fmt.Sprintf("%d %ses", n, noun) // mismatches
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -160,11 +160,11 @@ var (
 	ErrNoConnections   = errors.New("replay: no iWARP connection selected")
 )
 
-// NoConnectionError is the error of Load and Extract when none of the
-// connection ids asked for (LoadOptions.Conns) is an iWARP connection of the
-// capture. errors.Is(err, ErrNoConnections) holds.
+// NoConnectionError is the error of Load and Extract when a connection id
+// asked for (LoadOptions.Conns) is not an iWARP connection of the capture.
+// errors.Is(err, ErrNoConnections) holds.
 type NoConnectionError struct {
-	Wanted []int // the ids asked for
+	Wanted []int // the ids asked for that the capture does not have
 	Have   []int // the capture's iWARP connection ids, ascending
 }
 
@@ -572,15 +572,26 @@ func (x *extractor) finish() ([]*Script, error) {
 		markRTR(s)
 		out = append(out, s)
 	}
-	if len(out) == 0 {
-		if len(x.o.Conns) > 0 && x.o.Filter == nil {
+	if len(x.o.Conns) > 0 && x.o.Filter == nil {
+		// Every id asked for must be an iWARP connection of the capture:
+		// --conn 1,5 on a capture of two connections is a mistake to
+		// report, not a replay of connection 1 alone.
+		var missing []int
+		for _, id := range x.o.Conns {
+			if !x.iwarp[id] {
+				missing = append(missing, id)
+			}
+		}
+		if len(missing) > 0 {
 			have := make([]int, 0, len(x.iwarp))
 			for id := range x.iwarp {
 				have = append(have, id)
 			}
 			slices.Sort(have)
-			return nil, &NoConnectionError{Wanted: x.o.Conns, Have: have}
+			return nil, &NoConnectionError{Wanted: missing, Have: have}
 		}
+	}
+	if len(out) == 0 {
 		return nil, ErrNoConnections
 	}
 	return out, nil
