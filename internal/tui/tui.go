@@ -163,7 +163,7 @@ func (a *App) Run(ctx context.Context, index bool) error {
 				// may have started work (a filter, a search).
 				if v, h := a.X.Version(), a.Ctl.Handled.Load(); busy.Load() || v != seen || h != handled {
 					seen, handled = v, h
-					a.TApp.QueueUpdateDraw(func() { busy.Store(a.Ctl.Tick(a.opts.Tick / 4)) })
+					a.TApp.QueueUpdate(func() { busy.Store(a.tick()) })
 				}
 			}
 		}
@@ -171,6 +171,19 @@ func (a *App) Run(ctx context.Context, index bool) error {
 	err := a.TApp.Run()
 	cancel()
 	return err
+}
+
+// tick is what Run's ticker does on the event loop: it brings the state up
+// to date with the index (Controller.Tick) and draws when that changed
+// anything: after a key, whose action tview drew already, there is often
+// nothing new, and a draw of the whole screen is most of a key's cost. It
+// reports whether work remains.
+func (a *App) tick() bool {
+	busy, rendered := a.Ctl.Tick(a.opts.Tick / 4)
+	if rendered {
+		a.TApp.ForceDraw()
+	}
+	return busy
 }
 
 // IndexErr returns the error that ended indexing early, if any.

@@ -143,20 +143,24 @@ func New(app *tview.Application, st *model.State, v *view.View) *Controller {
 
 // Tick brings the state up to date with the index (for at most budget,
 // 0 for no limit) and re-renders when something changed. The application
-// calls it from its event loop a few times a second. It reports whether
-// work remains (indexing, filtering or a search under way).
-func (c *Controller) Tick(budget time.Duration) bool {
+// calls it from its event loop a few times a second, and draws the screen
+// again only when it re-rendered: a key's action was drawn already. It
+// reports whether work remains (indexing, filtering or a search under
+// way), and whether it re-rendered.
+func (c *Controller) Tick(budget time.Duration) (busy, rendered bool) {
 	var deadline time.Time
 	if budget > 0 {
 		deadline = time.Now().Add(budget)
 	}
-	before := c.St.List.Len()
+	before, sel, msg := c.St.List.Len(), c.St.List.SelectedRecord(), c.St.Message
 	done := c.St.Sync(deadline)
-	if v := c.St.X.Version(); v != c.version || before != c.St.List.Len() || !done {
+	v := c.St.X.Version()
+	if v != c.version || before != c.St.List.Len() || !done || sel != c.St.List.SelectedRecord() || msg != c.St.Message {
 		c.version = v
 		c.V.Render()
+		rendered = true
 	}
-	return !done
+	return !done, rendered
 }
 
 // context returns the binding context of the focused pane or screen.

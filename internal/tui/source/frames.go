@@ -81,7 +81,27 @@ type Frames struct {
 	cache      map[uint64]model.RawFrame
 	cacheOrder []uint64
 	cacheBytes int
+
+	// curs are decoders left open after reads of a pcap or pcapng file,
+	// each before the frame it reads next, so that reading the frames
+	// that follow (a move down the list, a search going through the
+	// records) decodes one packet, where opening a capture.Source costs
+	// some 750 KiB of buffers.
+	curs  [numCursors]cursor
+	clock uint64
 }
+
+// cursor is a capture.Source reading a file from a frame on.
+type cursor struct {
+	src  *capture.Source
+	next uint64 // the frame src.Next returns
+	used uint64 // Frames.clock at its last use
+}
+
+const (
+	numCursors  = 4   // the list, and a search's workers
+	cursorReach = 256 // frames a cursor reads past rather than a new one opened
+)
 
 // OpenFrames prepares random access to the frames of the capture at path
 // ("-" for standard input: only what Offer kept).
@@ -133,6 +153,9 @@ func OpenFrames(path string) (*Frames, error) {
 func (fr *Frames) Close() error {
 	fr.mu.Lock()
 	defer fr.mu.Unlock()
+	for i := range fr.curs {
+		fr.curs[i].close()
+	}
 	if fr.f != nil {
 		err := fr.f.Close()
 		fr.f = nil
@@ -206,10 +229,88 @@ func (fr *Frames) Read(n uint64) (model.RawFrame, error) {
 		return model.RawFrame{}, ErrNotKept
 	case fmtGzip:
 		return fr.readSequential(n)
-	case fmtPcap:
+	}
+	if r, ok := fr.readCursor(n); ok {
+		return r, nil
+	}
+	if fr.format == fmtPcap {
 		return fr.readPcap(n)
 	}
 	return fr.readNg(n)
+}
+
+// readCursor reads frame n with the cursor nearest before it, or a new
+// one; the frames read on the way are cached. It reports false when the
+// file cannot be read so, and the caller reads the frame alone.
+func (fr *Frames) readCursor(n uint64) (model.RawFrame, bool) {
+	fr.clock++
+	var c *cursor
+	for i := range fr.curs {
+		k := &fr.curs[i]
+		if k.src != nil && k.next <= n && n-k.next <= cursorReach && (c == nil || k.next > c.next) {
+			c = k
+		}
+	}
+	if c == nil {
+		c = &fr.curs[0]
+		for i := range fr.curs {
+			if fr.curs[i].used < c.used {
+				c = &fr.curs[i]
+			}
+		}
+		c.close()
+		src, err := fr.openAt(n)
+		if err != nil {
+			return model.RawFrame{}, false
+		}
+		c.src, c.next = src, n
+	}
+	c.used = fr.clock
+	for {
+		p, err := c.src.Next()
+		if err != nil {
+			c.close()
+			return model.RawFrame{}, false
+		}
+		p.Frame = c.next
+		c.next++
+		if p.Frame < n {
+			continue
+		}
+		r := rawOf(&p)
+		fr.put(r)
+		return r, true
+	}
+}
+
+func (c *cursor) close() {
+	if c.src != nil {
+		_ = c.src.Close()
+	}
+	*c = cursor{}
+}
+
+// openAt opens a capture.Source on the file whose first packet is frame
+// n: the file header (pcap) or the section's header blocks (pcapng)
+// followed by the file from n's record on.
+func (fr *Frames) openAt(n uint64) (*capture.Source, error) {
+	var off int64
+	var prefix []byte
+	var err error
+	if fr.format == fmtPcap {
+		off, err = fr.pcapOffset(n)
+		prefix = fr.pcapHdr
+	} else {
+		off, err = fr.ngOffset(n)
+		if err == nil {
+			prefix, err = fr.ngHeaders(off)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	r := io.MultiReader(bytes.NewReader(prefix), io.NewSectionReader(fr.f, off, 1<<62))
+	return capture.NewSource(r, fr.path)
 }
 
 // ReadAll returns the frames listed, in order, skipping those that cannot
@@ -402,17 +503,9 @@ func (fr *Frames) readNg(n uint64) (model.RawFrame, error) {
 		return model.RawFrame{}, errFrame(n, "no section header")
 	}
 	s := fr.sectionOf(off)
-	var buf []byte
-	for j := s; j < len(fr.defs) && fr.defs[j].off < off; j++ {
-		d := fr.defs[j]
-		if j > s && d.shb {
-			break
-		}
-		b := make([]byte, d.len)
-		if _, err := fr.f.ReadAt(b, d.off); err != nil {
-			return model.RawFrame{}, errFrame(n, "cannot read its section's headers")
-		}
-		buf = append(buf, b...)
+	buf, err := fr.ngHeaders(off)
+	if err != nil {
+		return model.RawFrame{}, errFrame(n, err.Error())
 	}
 	var h [8]byte
 	if _, err := fr.f.ReadAt(h[:], off); err != nil {
@@ -424,6 +517,28 @@ func (fr *Frames) readNg(n uint64) (model.RawFrame, error) {
 		return model.RawFrame{}, errFrame(n, "truncated block")
 	}
 	return decodeOne(append(buf, b...), n, fr.path)
+}
+
+// ngHeaders returns the Section Header Block and Interface Description
+// Blocks that the packet block at off depends on.
+func (fr *Frames) ngHeaders(off int64) ([]byte, error) {
+	if len(fr.defs) == 0 {
+		return nil, errors.New("no section header")
+	}
+	s := fr.sectionOf(off)
+	var buf []byte
+	for j := s; j < len(fr.defs) && fr.defs[j].off < off; j++ {
+		d := fr.defs[j]
+		if j > s && d.shb {
+			break
+		}
+		b := make([]byte, d.len)
+		if _, err := fr.f.ReadAt(b, d.off); err != nil {
+			return nil, errors.New("cannot read its section's headers")
+		}
+		buf = append(buf, b...)
+	}
+	return buf, nil
 }
 
 // readSequential reads a gzip-compressed capture from the start up to

@@ -131,3 +131,63 @@ func TestStdinKeepsOffered(t *testing.T) {
 		t.Fatalf("progress %+v", p)
 	}
 }
+
+// TestFramesCursors: frames read through the cursors left open (one frame
+// after another, skipping some, past a cursor's reach, two places in
+// turn as a search's workers read, backwards) equal a sequential read,
+// with the frame cache emptied before each read so that every read goes
+// to a cursor; a pcap read forwards opens one cursor only.
+func TestFramesCursors(t *testing.T) {
+	for _, path := range testFiles(t) {
+		if filepath.Ext(path) == ".gz" {
+			continue // read sequentially, not by cursors
+		}
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			want := reference(t, path)
+			n := len(want)
+			var order []int
+			for i := 0; i < n; i++ {
+				order = append(order, i)
+			}
+			for i := 0; i < n; i += 3 {
+				order = append(order, i)
+			}
+			for i := 0; i < n/2; i++ {
+				order = append(order, i, n/2+i)
+			}
+			for i := n - 1; i >= 0; i -= 7 {
+				order = append(order, i)
+			}
+			fr, err := OpenFrames(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fr.Close()
+			opened := 0
+			for k, i := range order {
+				clear(fr.cache)
+				fr.cacheOrder, fr.cacheBytes = nil, 0
+				before := fr.curs
+				got, err := fr.Read(uint64(i + 1))
+				if err != nil {
+					t.Fatalf("frame %d: %v", i+1, err)
+				}
+				if fr.curs != before && k < n {
+					for j := range fr.curs {
+						if fr.curs[j].src != before[j].src {
+							opened++
+						}
+					}
+				}
+				w := want[i]
+				if got.Frame != uint64(i+1) || !bytes.Equal(got.Data, w.Data) || got.PayloadOff != w.PayloadOff ||
+					got.Seq != w.Seq || got.TCP != w.TCP || !bytes.Equal(got.Payload, w.Payload) {
+					t.Fatalf("read %d, frame %d differs", k, i+1)
+				}
+			}
+			if opened != 1 {
+				t.Errorf("reading the %d frames in order opened %d cursors, want 1", n, opened)
+			}
+		})
+	}
+}

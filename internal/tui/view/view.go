@@ -695,7 +695,39 @@ func (c *listContent) GetCell(row, i int) *tview.TableCell {
 	if r.Rec < 0 {
 		return nil
 	}
-	return pad(tview.NewTableCell(tview.Escape(r.Cell(col))), w, col == 0).SetStyle(kindStyle(r.Kind))
+	text := r.Cell(col)
+	if w == 0 {
+		// The Info column: the table measures and prints the whole text
+		// of each cell, rune by rune, and then cuts it; what is past the
+		// screen's width need not reach it.
+		text = cut(text, c.v.width)
+	}
+	return pad(tview.NewTableCell(escape(text)), w, col == 0).SetStyle(kindStyle(r.Kind))
+}
+
+// escape is tview.Escape, without its regular expression when s has no
+// square bracket (most cells).
+func escape(s string) string {
+	if !strings.ContainsRune(s, '[') {
+		return s
+	}
+	return tview.Escape(s)
+}
+
+// cut shortens s to n+1 runes (0: no limit), one more than a cell of n
+// columns shows so that the table still marks it cut.
+func cut(s string, n int) string {
+	if n <= 0 || len(s) <= n+1 {
+		return s
+	}
+	i := 0
+	for k := range s {
+		if i == n+1 {
+			return s[:k]
+		}
+		i++
+	}
+	return s
 }
 
 // pad fixes a cell's width (0: expand to fill the table).

@@ -73,3 +73,26 @@ func TestLadderLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestCut: the Info column's text is cut one rune past the screen's
+// width (the table still marks it cut), whole runes, and escape leaves
+// text without brackets as it is.
+func TestCut(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"Send QN 0 MSN 1", 0, "Send QN 0 MSN 1"},
+		{"Send QN 0 MSN 1", 20, "Send QN 0 MSN 1"},
+		{"Send QN 0 MSN 1", 5, "Send Q"},
+		{"✖ Terminate", 2, "✖ T"},
+	} {
+		if got := cut(c.s, c.n); got != c.want {
+			t.Errorf("cut(%q, %d) = %q, want %q", c.s, c.n, got, c.want)
+		}
+	}
+	if e := escape("a [red] b"); e != "a [red[] b" {
+		t.Errorf("escape: %q", e)
+	}
+}
