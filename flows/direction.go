@@ -639,8 +639,16 @@ func (d *direction) parseFPDU() bool {
 	s := d.bufOff
 	ulen, ok, hole := d.lenAt(b, s, s, d.markers, d.grid)
 	if hole {
+		// Found as the gap is handled, which may be long after it (the
+		// reassembler waits for a retransmission until the connection
+		// ends): the finding is the gap's frame's, as tcp.gap is.
+		frame := d.c.lastFrame
+		if d.c.hint.frame != 0 {
+			frame = d.c.hint.frame
+		}
 		d.c.finding(nil, dissect.SeverityWarning, "mpa.sync_lost",
-			"the ULPDU_Length of the next FPDU was not captured; resynchronising", "RFC 5044 §4", d.c.lastFrame)
+			"the ULPDU_Length of the FPDU at seq "+strconv.FormatUint(uint64(d.seqOf(s)), 10)+
+				" was lost in the capture gap; resynchronising", "RFC 5044 §4", frame)
 		// Skip past the hole holding the length field.
 		for _, h := range d.holes {
 			if h.off <= s+2 && s < h.end {
