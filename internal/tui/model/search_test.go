@@ -40,12 +40,7 @@ func TestParseHexOctets(t *testing.T) {
 // its workers (no test runs after it returns); a new filter cancels a
 // search too.
 func TestSearchCancel(t *testing.T) {
-	x := NewIndex()
-	recs := testutil.Decode(t, rping, flows.Options{})
-	for range 40 {
-		x.Add(recs...)
-	}
-	x.SetProgress(Progress{Done: true})
+	x := repeatedIndex(t)
 	l := NewList(x)
 	l.Sync(time.Time{})
 	var calls atomic.Int64
@@ -81,12 +76,7 @@ func TestSearchCancel(t *testing.T) {
 // finds it: forward from the row after the selection, wrapping around,
 // and backward.
 func TestSearchOrder(t *testing.T) {
-	x := NewIndex()
-	recs := testutil.Decode(t, rping, flows.Options{})
-	for range 40 {
-		x.Add(recs...)
-	}
-	x.SetProgress(Progress{Done: true})
+	x := repeatedIndex(t)
 	l := NewList(x)
 	l.Sync(time.Time{})
 	n := l.Len()
@@ -112,12 +102,7 @@ func TestSearchOrder(t *testing.T) {
 // TestStateSearchProgress: while a search runs, the status line says how
 // far it is and that Esc cancels it; cancelled, it says where it stopped.
 func TestStateSearchProgress(t *testing.T) {
-	x := NewIndex()
-	recs := testutil.Decode(t, rping, flows.Options{})
-	for range 40 {
-		x.Add(recs...)
-	}
-	x.SetProgress(Progress{Done: true})
+	x := repeatedIndex(t)
 	s := NewState("t", x, nil, nil)
 	s.Sync(time.Time{})
 	s.List.SearchWith("stag", ScopeDetails, true, func(_, _ int) (SearchHit, bool) {
@@ -135,4 +120,17 @@ func TestStateSearchProgress(t *testing.T) {
 	if s.CancelSearch() {
 		t.Error("a second cancel found a search")
 	}
+}
+
+// repeatedIndex indexes the rping capture's records 40 times over: rows
+// enough for a search to be seen running.
+func repeatedIndex(t *testing.T) *Index {
+	t.Helper()
+	x := NewIndex()
+	recs := testutil.Decode(t, rping, flows.Options{})
+	for range 40 {
+		x.Add(recs...)
+	}
+	x.SetProgress(Progress{Done: true})
+	return x
 }
