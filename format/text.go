@@ -638,7 +638,7 @@ func join(prefix, name string) string {
 }
 
 // appendTreeValue appends a value of the tree: numbers as AppendNumber
-// gives them, an empty list as "(none)".
+// gives them, octets in hex, an empty list or octet string as "(none)".
 func (t *treeScratch) appendTreeValue(dst []byte, v Value, prefix, name string, siblings []KV) []byte {
 	switch v.Kind {
 	case KUint:
@@ -659,6 +659,16 @@ func (t *treeScratch) appendTreeValue(dst []byte, v Value, prefix, name string, 
 		return dst
 	case KString:
 		return appendSafe(dst, v.S)
+	case KBytes:
+		// Octets in hex, as Wireshark's tree shows them ("Private data:
+		// 0004...").
+		if len(v.Bytes) == 0 {
+			return append(dst, "(none)"...)
+		}
+		for _, o := range v.Bytes {
+			dst = append(dst, hexDigits[o>>4], hexDigits[o&15])
+		}
+		return dst
 	case KList:
 		if len(v.List) == 0 {
 			return append(dst, "(none)"...)
