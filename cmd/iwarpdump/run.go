@@ -71,6 +71,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		mmap    = fs.Bool("mmap", false, "with -j 1, map uncompressed capture files into memory instead of reading them with read(2)")
 		timeFmt = fs.String("t", "u", "text lines' time `FORMAT`, as tshark -t: u UTC time of day, ud UTC date and time, a and ad the same in local time (TZ), e seconds since the epoch, r seconds since the first packet, dd seconds since the previous line")
 	)
+	// tshark's spellings: -V the packet details (the field tree), -x the
+	// packet bytes.
+	fs.BoolVar(verbose, "V", false, "as -v (tshark's -V)")
+	fs.BoolVar(hexdump, "x", false, "as -X (tshark's -x)")
 	// tcpdump's spellings of the same: -tt epoch, -ttt since the previous
 	// line, -tttt local date and time, -ttttt since the first packet.
 	for i, f := range []string{"e", "dd", "ad", "r"} {

@@ -354,3 +354,15 @@ func TestJSONLTablesOnStderr(t *testing.T) {
 		t.Errorf("-q: the table left stdout: %q", out)
 	}
 }
+
+// TestTsharkSpellings: tshark's -V (packet details) and -x (packet bytes)
+// print what -v and -X print.
+func TestTsharkSpellings(t *testing.T) {
+	for name, same := range map[string]string{"-V": "-v", "-x": "-X"} {
+		ca, a, _ := runCmd(t, nil, "-r", siw+"term_badwrite.pcap", name)
+		cb, b, _ := runCmd(t, nil, "-r", siw+"term_badwrite.pcap", same)
+		if ca != 0 || a != b || len(a) < 1000 {
+			t.Errorf("%s (exit %d, %d octets) differs from %s (exit %d, %d octets)", name, ca, len(a), same, cb, len(b))
+		}
+	}
+}
