@@ -48,7 +48,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	// A bad flag or value is one line and a pointer to -h, as tshark and
 	// tcpdump say it, not the whole help after the error.
-	fs.Usage = func() { fmt.Fprintln(stderr, "iwarpdump -h lists the options") }
+	// (The flag package calls Usage for -h too: Parse's ErrHelp below
+	// prints the whole help instead.)
+	fs.Usage = func() {}
 	var (
 		files   listFlag
 		shardF  = fs.String("shard", "", "decode only the connections of shard `I/N` (0 <= I < N; a symmetric hash of the 4-tuple, as iwarpdump split uses)")
@@ -97,6 +99,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fullUsage()
 			return 0
 		}
+		fmt.Fprintln(stderr, "iwarpdump -h lists the options")
 		return 2
 	}
 

@@ -366,3 +366,23 @@ func TestTsharkSpellings(t *testing.T) {
 		}
 	}
 }
+
+// TestHelp: -h prints the usage and every option, exit 0, and nothing
+// before the usage line; a bad flag prints one line and a pointer to -h.
+func TestHelp(t *testing.T) {
+	for _, h := range []string{"-h", "-help", "--help"} {
+		code, out, errs := runCmd(t, nil, h)
+		if code != 0 || !strings.HasPrefix(out+errs, "usage: iwarpdump") || !strings.Contains(out+errs, "  -Y EXPR") {
+			t.Errorf("%s: exit %d, starts %q", h, code, firstLine(out+errs))
+		}
+	}
+	code, out, errs := runCmd(t, nil, "-bogus")
+	if code != 2 || strings.Count(out+errs, "\n") != 2 || !strings.HasSuffix(out+errs, "iwarpdump -h lists the options\n") {
+		t.Errorf("-bogus: exit %d, %q", code, out+errs)
+	}
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
