@@ -104,7 +104,7 @@ const maxSeconds = math.MaxInt64 / 1_000_000_000
 // "10", "0.000001") as nanoseconds: a sign and a magnitude. err is "" on
 // success.
 func parseSeconds(w string) (neg bool, ns uint64, err string) {
-	s := w
+	s := strings.TrimSuffix(w, "s") // tshark takes "1.5s" too
 	if strings.HasPrefix(s, "-") {
 		neg, s = true, s[1:]
 	}
@@ -112,7 +112,7 @@ func parseSeconds(w string) (neg bool, ns uint64, err string) {
 	if ip == "" && fp == "" || dot && fp == "" {
 		return false, 0, "is not a number"
 	}
-	if len(fp) > 9 {
+	if len(fp) > 9 && strings.Trim(fp[9:], "0") != "" {
 		return false, 0, "has more than nine decimals"
 	}
 	var sec uint64
@@ -131,14 +131,16 @@ func parseSeconds(w string) (neg bool, ns uint64, err string) {
 		return false, 0, "is out of range"
 	}
 	var frac uint64
-	for i := 0; i < 9; i++ {
-		frac *= 10
+	for i := 0; i < len(fp) || i < 9; i++ {
+		var c byte = '0'
 		if i < len(fp) {
-			c := fp[i]
-			if c < '0' || c > '9' {
-				return false, 0, "is not a decimal number"
-			}
-			frac += uint64(c - '0')
+			c = fp[i]
+		}
+		if c < '0' || c > '9' {
+			return false, 0, "is not a decimal number"
+		}
+		if i < 9 {
+			frac = frac*10 + uint64(c-'0')
 		}
 	}
 	ns = sec*1e9 + frac
@@ -181,11 +183,15 @@ func parseDate(s string) (time.Time, bool) {
 		s, loc = s[:len(s)-1], time.UTC
 	}
 	for _, l := range dateLayouts {
+		// Fractions of a second: Go's parser takes any number of
+		// decimals after the seconds when the layout has none.
 		if t, err := time.ParseInLocation(l, s, loc); err == nil {
 			return t, true
 		}
-		// Fractions of a second: Go's parser takes any number of
-		// decimals after the seconds when the layout has none.
+		// An offset after the time ("2026-11-22 03:13:22.5+01:00").
+		if t, err := time.Parse(l+"Z07:00", s); err == nil {
+			return t, true
+		}
 	}
 	return time.Time{}, false
 }

@@ -38,6 +38,9 @@ func TestTimes(t *testing.T) {
 		{`frame.time >= "Nov 22, 2026 02:13:23 UTC"`, `frame.time >= "2026-11-22T02:13:23Z"`, time.Second - 1, false},
 		{`frame.time >= "2026-11-22T03:13:23+01:00"`, `frame.time >= "2026-11-22T02:13:23Z"`, time.Second, true},
 		{"frame.time_relative", "frame.time_relative", 0, true},
+		{"frame.time_relative == 1.50000000000", "frame.time_relative == 1.500000000", 1500 * time.Millisecond, true},
+		{"frame.time_relative < 1.5s", "frame.time_relative < 1.500000000", 1499 * time.Millisecond, true},
+		{`frame.time >= "2026-11-22 03:13:23.5+01:00"`, `frame.time >= "2026-11-22T02:13:23.5Z"`, 1500 * time.Millisecond, true},
 	} {
 		f := mustCompile(t, c.expr)
 		if c.canon != "" && f.String() != c.canon {
@@ -60,6 +63,7 @@ func TestTimes(t *testing.T) {
 	for _, c := range []struct{ expr, msg string }{
 		{`frame.time_relative == "1"`, "is a string"},
 		{`frame.time_relative == 1.1234567891`, "more than nine decimals"},
+		{`frame.time_relative == 1.5x`, "not a decimal number"},
 		{`frame.time_relative == 0x10`, "not a decimal number"},
 		{`frame.time_relative == 1.`, "not a number"},
 		{`frame.time_epoch == 99999999999`, "out of range"},
