@@ -138,12 +138,13 @@ func summaryOf(s *flows.ConnSummary) (sum connSum, initKnown bool, initiator, re
 }
 
 // setSummary notes a conn record's summary (summaryOf). Without a known
-// initiator the table lists the endpoints in the order its first record
-// gave them (cs.a, cs.b): the summary's markers, from its A to its B, are
-// turned to go from cs.a to cs.b.
+// initiator the table lists the endpoints as the summary does, in the order
+// of their first packet (its A and B, which its markers go between), not
+// in the order of the first record written: the conn line, the JSON Lines
+// endpoints and the row then agree.
 func (cs *connStats) setSummary(sum connSum, initKnown bool, initiator, responder netip.AddrPort) {
-	if !initKnown && initiator.IsValid() && cs.a.IsValid() && initiator != cs.a {
-		sum.mI2R, sum.mR2I = sum.mR2I, sum.mI2R
+	if !initKnown && initiator.IsValid() && !cs.initKnown {
+		cs.a, cs.b = initiator, responder
 	}
 	cs.sum, cs.hasSum = sum, true
 	if initKnown {

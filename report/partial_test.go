@@ -390,9 +390,10 @@ func BenchmarkPartialTake(b *testing.B) {
 }
 
 // TestConnTableMidstreamMarkers: a connection captured without its MPA
-// exchange, markers one way only (synth's midstream-markers-r2i), shows
-// the CRC and markers its FPDUs carry, oriented from the endpoint the row
-// lists first, with one Decoder and with the Partials of two workers. The
+// exchange, markers one way only (synth's midstream-markers-r2i), lists
+// its ends in the order of their first packet and shows the CRC and
+// markers its FPDUs carry, oriented from the end listed first, with one
+// Decoder and with the Partials of two workers. The
 // generator's truth says which side sent markers.
 func TestConnTableMidstreamMarkers(t *testing.T) {
 	sc, _ := synth.Named("midstream-markers-r2i", 1)
@@ -418,6 +419,11 @@ func TestConnTableMidstreamMarkers(t *testing.T) {
 		t.Fatalf("rows %q", rows)
 	}
 	row := rows[0]
+	// The ends in the order of their first packet, as the conn line and
+	// the JSON Lines endpoints give them.
+	if first := pkts[0].Src.String() + " (?)"; row[1] != first {
+		t.Errorf("row's first end %q, want the first packet's source %q", row[1], first)
+	}
 	want := "off/on"
 	if strings.TrimSuffix(row[1], " (?)") == from {
 		want = "on/off"

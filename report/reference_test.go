@@ -82,6 +82,9 @@ func (c *refCollector) add(r *flows.Record) {
 		if r.Summary != nil && !cs.other && r.Summary.InitiatorKnown {
 			cs.initiator, cs.responder, cs.initKnown = r.Summary.Initiator, r.Summary.Responder, true
 		}
+		if s := r.Summary; s != nil && !cs.other && !s.InitiatorKnown && !cs.initKnown && s.A.IsValid() {
+			cs.a, cs.b = s.A, s.B // the ends in the order of their first packet
+		}
 	}
 }
 
