@@ -133,6 +133,9 @@ func (t *test) scan(e env, s *scanState) {
 		return
 	}
 	kvs := e.kvs
+	if w := t.f.when; w != nil && !w.holds(kvs) {
+		return
+	}
 	for i := range t.f.routes {
 		r := &t.f.routes[i]
 		if r.onlyType != "" && recType(kvs) != r.onlyType {
@@ -164,6 +167,19 @@ func (t *test) scan(e env, s *scanState) {
 			return
 		}
 	}
+}
+
+// holds reports whether the record's Terminate is of w's layer and type.
+func (w *termWhen) holds(kvs []format.KV) bool {
+	l, ok := get(kvs, "rdmap.term.layer")
+	if !ok || l.Kind != format.KUint || l.U != uint64(w.layer) {
+		return false
+	}
+	if w.etype < 0 {
+		return true
+	}
+	e, ok := get(kvs, "rdmap.term.etype")
+	return ok && e.Kind == format.KUint && e.U == uint64(w.etype)
 }
 
 // leaf checks one found value: a list field's elements one by one.

@@ -38,6 +38,31 @@ type field struct {
 	derive derive
 	end    end
 	clk    clock // a time field's clock (derive dClock)
+	// when, for Wireshark's per-layer Terminate fields, is the Terminate
+	// they apply to (termAliases).
+	when *termWhen
+}
+
+// termWhen is the Terminate a per-layer field applies to: its layer and,
+// when etype >= 0, its error type.
+type termWhen struct{ layer, etype int8 }
+
+// termAliases are Wireshark's Terminate fields that exist for one layer
+// (or one DDP error type) only: iwarp_rdma.term_errcode_ddp_tagged is the
+// code of a DDP Tagged Buffer Error, and absent from other Terminates.
+// tshark prints them in hex, two digits (tshark -G fields: FT_UINT8,
+// BASE_HEX).
+var termAliases = [...]struct {
+	name, field string
+	when        termWhen
+}{
+	{"iwarp_rdma.term_etype_rdma", "rdmap.term.etype", termWhen{0, -1}},
+	{"iwarp_rdma.term_etype_ddp", "rdmap.term.etype", termWhen{1, -1}},
+	{"iwarp_rdma.term_etype_llp", "rdmap.term.etype", termWhen{2, -1}},
+	{"iwarp_rdma.term_errcode_rdma", "rdmap.term.code", termWhen{0, -1}},
+	{"iwarp_rdma.term_errcode_ddp_tagged", "rdmap.term.code", termWhen{1, 1}},
+	{"iwarp_rdma.term_errcode_ddp_untagged", "rdmap.term.code", termWhen{1, 2}},
+	{"iwarp_rdma.term_errcode_llp", "rdmap.term.code", termWhen{2, -1}},
 }
 
 // route is one place a field's values are found. path is looked up in the
@@ -198,6 +223,12 @@ func resolve(name string) (*field, bool) {
 
 // named resolves a registry name or alias, or a message/conn key.
 func named(name string) (*field, bool) {
+	for _, a := range termAliases {
+		if a.name == name {
+			w := a.when
+			return &field{name: a.name, typ: fNum, hex: true, bits: 8, routes: []route{{path: a.field}}, when: &w}, true
+		}
+	}
 	if f, ok := dissect.Lookup(name); ok {
 		return fromRegistry(f), true
 	}

@@ -90,6 +90,12 @@ var tsharkCases = []tsharkCase{
 	{file: "crc_v2_rping.pcap", ws: "tcp.port in {7174} && iwarp_mpa", ours: "tcp.port in {7174} && mpa"},
 	{file: "crc_v2_rping.pcap", ws: "ip.addr in {192.0.2.2..192.0.2.9} && iwarp_ddp", ours: "ip.addr in {192.0.2.2..192.0.2.9} && ddp"},
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "tcp.dstport == 18515 && iwarp_rdma.opcode == 1", ours: "tcp.dstport == 18515 && rdmap.opcode == 1", field: "iwarp_rdma.opcode", value: "0x01"},
+	// Wireshark's per-layer Terminate fields exist for Terminates of that
+	// layer (and DDP error type) only (termAliases).
+	{file: "../synth/terminate-rdmap.pcap", ws: "iwarp_rdma.terminate && !iwarp_rdma.term_errcode_ddp_tagged && !iwarp_rdma.term_etype_ddp", ours: "rdmap.term && !iwarp_rdma.term_errcode_ddp_tagged && !iwarp_rdma.term_etype_ddp"},
+	{file: "../synth/terminate-rdmap.pcap", ws: "iwarp_rdma.term_errcode_rdma == 0 && iwarp_rdma.term_etype_rdma == 1"},
+	{file: "../synth/terminate-ddp.pcap", ws: "iwarp_rdma.term_errcode_ddp_tagged == 0 && !iwarp_rdma.term_errcode_ddp_untagged && !iwarp_rdma.term_etype_rdma"},
+	{file: "../synth/terminate-llp.pcap", ws: "iwarp_rdma.term_errcode_llp == 2 && iwarp_rdma.term_etype_llp == 0 && !iwarp_rdma.term_errcode_ddp_untagged"},
 	// The time fields (times.go): a record's time is its first frame's,
 	// the frame tshark shows an FPDU of one frame in; frame.time's dates
 	// are local for tshark, run with TZ=UTC, and UTC (Z) for us.

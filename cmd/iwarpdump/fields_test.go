@@ -26,6 +26,9 @@ var fieldAliases = []struct{ name, cmp string }{
 	{"iwarp_rdma.sinkstag", ""}, {"iwarp_rdma.sinkto", ""}, {"iwarp_rdma.rdmardsz", ""},
 	{"iwarp_rdma.srcstag", ""}, {"iwarp_rdma.srcto", ""}, {"iwarp_rdma.inval_stag", "num"},
 	{"iwarp_mpa.ulpdulength", ""}, {"iwarp_rdma.term_layer", "num"}, {"iwarp_rdma.term_hdrct_m", ""},
+	{"iwarp_rdma.term_etype_rdma", ""}, {"iwarp_rdma.term_etype_ddp", ""}, {"iwarp_rdma.term_etype_llp", ""},
+	{"iwarp_rdma.term_errcode_rdma", ""}, {"iwarp_rdma.term_errcode_ddp_tagged", ""},
+	{"iwarp_rdma.term_errcode_ddp_untagged", ""}, {"iwarp_rdma.term_errcode_llp", ""},
 	{"ip.src", "set"}, {"ip.dst", "set"}, {"ipv6.src", "set"}, {"tcp.srcport", "set"}, {"tcp.dstport", "set"},
 }
 
@@ -46,7 +49,7 @@ func TestFieldsAsTshark(t *testing.T) {
 	// The siw captures, and synthetic ones with several FPDUs a frame, an
 	// FPDU over several frames, a frame cut short and Terminates.
 	files, _ := filepath.Glob("../../testdata/siw/*.pcap")
-	for _, f := range []string{"mss-span", "rev1-nocrc", "rev2-p2p-read-rtr", "rfc7306", "snaplen", "terminate-siw", "terminate-rdmap"} {
+	for _, f := range []string{"mss-span", "rev1-nocrc", "rev2-p2p-read-rtr", "rfc7306", "snaplen", "terminate-siw", "terminate-rdmap", "terminate-ddp", "terminate-llp"} {
 		files = append(files, "../../testdata/synth/"+f+".pcap")
 	}
 	targs := []string{"-Y", "iwarp_ddp_rdmap", "-T", "fields", "-e", "frame.number", "-e", "frame.cap_len", "-e", "frame.len"}
