@@ -119,6 +119,16 @@ var fields = [...]Field{
 	{Name: "rdmap.read.src_to", Aliases: []string{"iwarp_rdma.srcto"}, Type: TypeHex, Bits: 64, Desc: "Data Source tagged offset", Ref: "RFC 5040 §4.4"},
 	{Name: "rdmap.immediate", Type: TypeHex, Bits: 64, Desc: "immediate data (8 octets)", Ref: "RFC 7306 §5.1"},
 	{Name: "rdmap.atomic", Type: TypeObject, Desc: "atomic request or response header", Ref: "RFC 7306 §6"},
+	{Name: "rdmap.atomic.op", Aliases: []string{"iwarp_rdma.atomic.opcode"}, Type: TypeUint, Desc: "atomic operation: 0 FetchAdd, 1 Swap, 2 CmpSwap (request)", Ref: "RFC 7306 §6.1"},
+	{Name: "rdmap.atomic.req_id", Aliases: []string{"iwarp_rdma.atomic.request_identifier"}, Type: TypeUint, Desc: "request identifier (request)", Ref: "RFC 7306 §6.1"},
+	{Name: "rdmap.atomic.remote_stag", Aliases: []string{"iwarp_rdma.atomic.remote_stag"}, Type: TypeHex, Bits: 32, Desc: "STag of the remote buffer (request)", Ref: "RFC 7306 §6.1"},
+	{Name: "rdmap.atomic.remote_to", Aliases: []string{"iwarp_rdma.atomic.remote_tagged_offset"}, Type: TypeHex, Bits: 64, Desc: "tagged offset of the remote 8 octets (request)", Ref: "RFC 7306 §6.1"},
+	{Name: "rdmap.atomic.add_swap_data", Type: TypeUint, Desc: "add data (FetchAdd) or swap data (Swap, CmpSwap) (request)", Ref: "RFC 7306 §6.1"},
+	{Name: "rdmap.atomic.add_swap_mask", Type: TypeHex, Bits: 64, Desc: "add or swap mask (request)", Ref: "RFC 7306 §6.1"},
+	{Name: "rdmap.atomic.compare_data", Type: TypeUint, Desc: "compare data (CmpSwap) (request)", Ref: "RFC 7306 §6.1"},
+	{Name: "rdmap.atomic.compare_mask", Type: TypeHex, Bits: 64, Desc: "compare mask (CmpSwap) (request)", Ref: "RFC 7306 §6.1"},
+	{Name: "rdmap.atomic.orig_req_id", Aliases: []string{"iwarp_rdma.atomic.original_request_identifier"}, Type: TypeUint, Desc: "identifier of the request answered (response)", Ref: "RFC 7306 §6.2"},
+	{Name: "rdmap.atomic.orig_value", Aliases: []string{"iwarp_rdma.atomic.original_remote_data_value"}, Type: TypeUint, Desc: "the remote 8 octets before the operation (response)", Ref: "RFC 7306 §6.2"},
 
 	// Terminate (RFC 5040 §4.8).
 	{Name: "rdmap.term", Aliases: []string{"iwarp_rdma.terminate"}, Type: TypeObject, Desc: "Terminate header", Ref: "RFC 5040 §4.8"},

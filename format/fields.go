@@ -229,7 +229,8 @@ func Reads(key string) Omit {
 		return OmitMPA
 	case strings.HasPrefix(key, "ddp."):
 		return OmitDDP
-	case key == "rdmap.read" || key == "rdmap.term" || strings.HasPrefix(key, "rdmap.read.") || strings.HasPrefix(key, "rdmap.term."):
+	case key == "rdmap.read" || key == "rdmap.term" || key == "rdmap.atomic" ||
+		strings.HasPrefix(key, "rdmap.read.") || strings.HasPrefix(key, "rdmap.term.") || strings.HasPrefix(key, "rdmap.atomic."):
 		return OmitRDMAP | OmitRDMAPObjects
 	case strings.HasPrefix(key, "rdmap."):
 		return OmitRDMAP
@@ -413,10 +414,27 @@ func fpduFields(out []KV, r *flows.Record, omit Omit, a *fieldArena) []KV {
 			out = append(out, kv("rdmap.term", Object(tf)))
 		case rdmap.OpImmediate, rdmap.OpImmediateSE:
 			out = append(out, kvu("rdmap.immediate", s.Immediate))
+		case rdmap.OpAtomicRequest, rdmap.OpAtomicResponse:
+			if omit&OmitRDMAPObjects == 0 {
+				out = append(out, kv("rdmap.atomic", Object(atomicFields(s))))
+			}
 		}
 		out = append(out, kvu("payload_len", uint64(f.PayloadLen)))
 	}
 	return fpduFindings(out, f, omit)
+}
+
+// atomicFields are the keys of an Atomic Request or Response header (RFC
+// 7306 §6): jsonrec.go's atomic writes the same.
+func atomicFields(s *rdmap.Segment) []KV {
+	if s.Opcode == rdmap.OpAtomicResponse {
+		r := &s.AtomicResp
+		return []KV{kvu("orig_req_id", uint64(r.ReqID)), kvu("orig_value", r.OrigValue)}
+	}
+	r := &s.AtomicReq
+	return []KV{kvu("op", uint64(r.Op)), kvu("req_id", uint64(r.ReqID)), kvu("remote_stag", uint64(r.RemoteSTag)),
+		kvu("remote_to", r.RemoteTO), kvu("add_swap_data", r.AddSwapData), kvu("add_swap_mask", r.AddSwapMask),
+		kvu("compare_data", r.CompareData), kvu("compare_mask", r.CompareMask)}
 }
 
 func fpduFindings(out []KV, f *flows.FPDURecord, omit Omit) []KV {

@@ -215,6 +215,22 @@ func (w *JSONWriter) fpdu(dst []byte, r *flows.Record) []byte {
 			dst = append(dst, '}')
 		case rdmap.OpImmediate, rdmap.OpImmediateSE:
 			dst = appendKV(dst, `,"rdmap.immediate":`, s.Immediate)
+		case rdmap.OpAtomicResponse:
+			dst = appendKV(dst, `,"rdmap.atomic":{"orig_req_id":`, uint64(s.AtomicResp.ReqID))
+			dst = appendKV(dst, `,"orig_value":`, s.AtomicResp.OrigValue)
+			dst = append(dst, '}')
+		case rdmap.OpAtomicRequest:
+			// atomicFields' keys.
+			r := &s.AtomicReq
+			dst = appendKV(dst, `,"rdmap.atomic":{"op":`, uint64(r.Op))
+			dst = appendKV(dst, `,"req_id":`, uint64(r.ReqID))
+			dst = appendKV(dst, `,"remote_stag":`, uint64(r.RemoteSTag))
+			dst = appendKV(dst, `,"remote_to":`, r.RemoteTO)
+			dst = appendKV(dst, `,"add_swap_data":`, r.AddSwapData)
+			dst = appendKV(dst, `,"add_swap_mask":`, r.AddSwapMask)
+			dst = appendKV(dst, `,"compare_data":`, r.CompareData)
+			dst = appendKV(dst, `,"compare_mask":`, r.CompareMask)
+			dst = append(dst, '}')
 		}
 		dst = appendKV(dst, `,"payload_len":`, uint64(f.PayloadLen))
 	}

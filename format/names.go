@@ -100,6 +100,8 @@ func namer(path string) func(v uint64, siblings []KV) string {
 		return versionName
 	case "sctp.ppid":
 		return ppidName
+	case "rdmap.atomic.op":
+		return atomicOpName
 	case "path_mtu":
 		return mtuName
 	case "transport_service_type":
@@ -172,6 +174,13 @@ func versionName(v uint64, _ []KV) string {
 		return "RDMAC"
 	case 1:
 		return "IETF"
+	}
+	return ""
+}
+
+func atomicOpName(v uint64, _ []KV) string {
+	if v <= uint64(rdmap.AtomicCmpSwap) {
+		return rdmap.AtomicOp(v).String()
 	}
 	return ""
 }

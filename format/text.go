@@ -281,6 +281,33 @@ func appendFPDULine(dst []byte, f *flows.FPDURecord, quiet bool) []byte {
 			dst = append(dst, " inval STag "...)
 			dst = appendHex(dst, uint64(s.InvalSTag), 8)
 		}
+		switch s.Opcode {
+		case rdmap.OpAtomicRequest:
+			r := &s.AtomicReq
+			dst = append(dst, ' ')
+			dst = append(dst, r.Op.String()...)
+			dst = append(dst, " req "...)
+			dst = strconv.AppendUint(dst, uint64(r.ReqID), 10)
+			dst = append(dst, " remote STag "...)
+			dst = appendHex(dst, uint64(r.RemoteSTag), 8)
+			dst = append(dst, " TO "...)
+			dst = appendHex(dst, r.RemoteTO, 1)
+			if r.Op == rdmap.AtomicCmpSwap {
+				dst = append(dst, " compare "...)
+				dst = strconv.AppendUint(dst, r.CompareData, 10)
+				dst = append(dst, " swap "...)
+			} else if r.Op == rdmap.AtomicSwap {
+				dst = append(dst, " swap "...)
+			} else {
+				dst = append(dst, " add "...)
+			}
+			dst = strconv.AppendUint(dst, r.AddSwapData, 10)
+		case rdmap.OpAtomicResponse:
+			dst = append(dst, " req "...)
+			dst = strconv.AppendUint(dst, uint64(s.AtomicResp.ReqID), 10)
+			dst = append(dst, " original value "...)
+			dst = strconv.AppendUint(dst, s.AtomicResp.OrigValue, 10)
+		}
 		dst = append(dst, " len "...)
 		dst = strconv.AppendInt(dst, int64(f.PayloadLen), 10)
 	}

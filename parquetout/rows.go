@@ -98,6 +98,16 @@ type FPDURow struct {
 	ReadSize     *int64    `parquet:"rdmap.read.size,optional"`
 	ReadSrcSTag  *int64    `parquet:"rdmap.read.src_stag,optional"`
 	ReadSrcTO    *uint64   `parquet:"rdmap.read.src_to,optional"`
+	AtomicOp     *int64    `parquet:"rdmap.atomic.op,optional"`
+	AtomicReqID  *int64    `parquet:"rdmap.atomic.req_id,optional"`
+	AtomicSTag   *int64    `parquet:"rdmap.atomic.remote_stag,optional"`
+	AtomicTO     *uint64   `parquet:"rdmap.atomic.remote_to,optional"`
+	AtomicData   *uint64   `parquet:"rdmap.atomic.add_swap_data,optional"`
+	AtomicMask   *uint64   `parquet:"rdmap.atomic.add_swap_mask,optional"`
+	AtomicCmp    *uint64   `parquet:"rdmap.atomic.compare_data,optional"`
+	AtomicCmpM   *uint64   `parquet:"rdmap.atomic.compare_mask,optional"`
+	AtomicOrigID *int64    `parquet:"rdmap.atomic.orig_req_id,optional"`
+	AtomicOrig   *uint64   `parquet:"rdmap.atomic.orig_value,optional"`
 	TermLayer    *int64    `parquet:"rdmap.term.layer,optional"`
 	TermEType    *int64    `parquet:"rdmap.term.etype,optional"`
 	TermCode     *int64    `parquet:"rdmap.term.code,optional"`

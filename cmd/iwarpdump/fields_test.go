@@ -29,6 +29,9 @@ var fieldAliases = []struct{ name, cmp string }{
 	{"iwarp_rdma.term_etype_rdma", ""}, {"iwarp_rdma.term_etype_ddp", ""}, {"iwarp_rdma.term_etype_llp", ""},
 	{"iwarp_rdma.term_errcode_rdma", ""}, {"iwarp_rdma.term_errcode_ddp_tagged", ""},
 	{"iwarp_rdma.term_errcode_ddp_untagged", ""}, {"iwarp_rdma.term_errcode_llp", ""},
+	{"iwarp_rdma.atomic.opcode", ""}, {"iwarp_rdma.atomic.request_identifier", ""},
+	{"iwarp_rdma.atomic.remote_stag", "num"}, {"iwarp_rdma.atomic.remote_tagged_offset", "num"},
+	{"iwarp_rdma.atomic.original_request_identifier", ""}, {"iwarp_rdma.atomic.original_remote_data_value", ""},
 	{"ip.src", "set"}, {"ip.dst", "set"}, {"ipv6.src", "set"}, {"tcp.srcport", "set"}, {"tcp.dstport", "set"},
 }
 
