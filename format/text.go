@@ -686,6 +686,8 @@ func (t *treeScratch) appendTreeValue(dst []byte, v Value, prefix, name string, 
 		return dst
 	case KString:
 		return appendSafe(dst, v.S)
+	case KNull:
+		return append(dst, "(none)"...) // not known: a conn's rev without an MPA exchange
 	case KBytes:
 		// Octets in hex, as Wireshark's tree shows them ("Private data:
 		// 0004...").
