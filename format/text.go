@@ -619,8 +619,8 @@ func (t *treeScratch) appendTree(dst []byte, kvs []KV, depth int, prefix string)
 				continue
 			}
 		case "text":
-			if prefix == "rdmap.term" && t.lines {
-				continue
+			if prefix == "rdmap.term" {
+				continue // the record's line explains the Terminate
 			}
 		}
 		name := e.Key
