@@ -1,13 +1,11 @@
 package format
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
 	"github.com/iwarpkit/iwarpkit/flows"
 	"github.com/iwarpkit/iwarpkit/internal/testutil"
-	"github.com/iwarpkit/iwarpkit/synth"
 )
 
 // TestConnLineMidstreamMarkers: a connection captured after its MPA
@@ -17,20 +15,10 @@ import (
 // the endpoints that markers_i2r and markers_r2i refer to. The generator's
 // truth says which side sent markers.
 func TestConnLineMidstreamMarkers(t *testing.T) {
-	sc, _ := synth.Named("midstream-markers-r2i", 1)
-	var pcap, truth bytes.Buffer
-	res, err := synth.Generate(sc, &pcap, &truth)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var from string // the side whose FPDUs carry markers, by the truth
-	for _, r := range res.Records {
-		if f, ok := r.(*synth.TruthFPDU); ok && len(f.MPA.Markers) > 0 {
-			from = f.Src
-		}
-	}
+	pcap, truth := testutil.SynthNamed(t, "midstream-markers-r2i", 1)
+	from := testutil.MarkerSender(truth) // the side whose FPDUs carry markers
 	var conn *flows.Record
-	for _, r := range testutil.DecodeBytes(t, pcap.Bytes(), flows.Options{}) {
+	for _, r := range testutil.DecodeBytes(t, pcap, flows.Options{}) {
 		if r.Type == flows.RecConn {
 			conn = r
 		}

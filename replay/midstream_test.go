@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -106,7 +107,7 @@ func TestMidstreamMarkers(t *testing.T) {
 	for _, path := range midstreamFiles(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			want, initiator := truthMarkers(t, synth.TruthPath(path))
-			if got := decodedMarkers(t, path); !mapsEqual(got, want) {
+			if got := decodedMarkers(t, path); !maps.Equal(got, want) {
 				t.Fatalf("the decoder finds markers %v in the original, the truth %v", got, want)
 			}
 			ss := load(t, path, LoadOptions{})
@@ -130,7 +131,7 @@ func TestMidstreamMarkers(t *testing.T) {
 			if !rep.OK() {
 				t.Fatalf("replay: %v %v", rep.Conns[0].Mismatches, rep.Conns[0].Err)
 			}
-			if got := decodedMarkers(t, replayed); !mapsEqual(got, want) {
+			if got := decodedMarkers(t, replayed); !maps.Equal(got, want) {
 				t.Errorf("the replay's capture has markers %v, the original %v", got, want)
 			}
 
@@ -144,16 +145,4 @@ func TestMidstreamMarkers(t *testing.T) {
 			}
 		})
 	}
-}
-
-func mapsEqual(a, b map[string]bool) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -74,7 +75,7 @@ func TestExtTransportsTabulated(t *testing.T) {
 			for k, a := range c.finds {
 				gotCodes[k.code] += a.n
 			}
-			if !equalMaps(gotCodes, wantCodes) {
+			if !maps.Equal(gotCodes, wantCodes) {
 				t.Errorf("findings by code %v, want %v", gotCodes, wantCodes)
 			}
 			if _, any := c.Worst(); any != (len(wantCodes) > 0) {
@@ -88,7 +89,7 @@ func TestExtTransportsTabulated(t *testing.T) {
 				}
 				gotOps[int(op)] = [2]uint64{o.Count, o.Octets}
 			}
-			if !equalMaps(gotOps, wantOps) {
+			if !maps.Equal(gotOps, wantOps) {
 				t.Errorf("opcodes (segments, payload octets) %v, want %v", gotOps, wantOps)
 			}
 
@@ -160,16 +161,4 @@ func readTruth(t *testing.T, path string) []truthRec {
 		out = append(out, r)
 	}
 	return out
-}
-
-func equalMaps[K comparable, V comparable](a, b map[K]V) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }

@@ -396,19 +396,9 @@ func BenchmarkPartialTake(b *testing.B) {
 // Decoder and with the Partials of two workers. The
 // generator's truth says which side sent markers.
 func TestConnTableMidstreamMarkers(t *testing.T) {
-	sc, _ := synth.Named("midstream-markers-r2i", 1)
-	var pcap, truth bytes.Buffer
-	res, err := synth.Generate(sc, &pcap, &truth)
-	if err != nil {
-		t.Fatal(err)
-	}
-	from := ""
-	for _, r := range res.Records {
-		if f, ok := r.(*synth.TruthFPDU); ok && len(f.MPA.Markers) > 0 {
-			from = f.Src
-		}
-	}
-	pkts := testutil.ReadPackets(pcap.Bytes())
+	pcap, truth := testutil.SynthNamed(t, "midstream-markers-r2i", 1)
+	from := testutil.MarkerSender(truth)
+	pkts := testutil.ReadPackets(pcap)
 	one := direct(t, pkts)
 	two, _, _ := viaPartialsTL(t, pkts, 2, true)
 	if !bytes.Equal(one, two) {

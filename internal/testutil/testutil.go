@@ -16,6 +16,7 @@ import (
 
 	"github.com/iwarpkit/iwarpkit/capture"
 	"github.com/iwarpkit/iwarpkit/flows"
+	"github.com/iwarpkit/iwarpkit/synth"
 )
 
 // RequireTshark returns tshark's path. Without tshark the test is skipped
@@ -180,4 +181,32 @@ func LocalZone(t testing.TB, name string) *time.Location {
 	time.Local = zone
 	t.Cleanup(func() { time.Local = old })
 	return zone
+}
+
+// SynthNamed generates synth's named scenario with seed and returns the
+// capture and its ground truth.
+func SynthNamed(t testing.TB, name string, seed int64) ([]byte, []synth.Record) {
+	t.Helper()
+	sc, ok := synth.Named(name, seed)
+	if !ok {
+		t.Fatalf("no synth scenario %q", name)
+	}
+	var pcap, truth bytes.Buffer
+	res, err := synth.Generate(sc, &pcap, &truth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pcap.Bytes(), res.Records
+}
+
+// MarkerSender returns the source endpoint of the truth's FPDUs that carry
+// MPA markers, "" when none does (the last one's, when both ends do).
+func MarkerSender(truth []synth.Record) string {
+	from := ""
+	for _, r := range truth {
+		if f, ok := r.(*synth.TruthFPDU); ok && len(f.MPA.Markers) > 0 {
+			from = f.Src
+		}
+	}
+	return from
 }
