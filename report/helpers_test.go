@@ -86,15 +86,7 @@ func tableRows(t *testing.T, text string) (header []string, rows [][]string) {
 	if len(lines) < 5 || !strings.HasPrefix(lines[0], "===") || !strings.HasPrefix(lines[2], "===") {
 		t.Fatalf("not a table:\n%s", text)
 	}
-	split := func(l string) []string {
-		var out []string
-		for _, f := range strings.Split(strings.TrimSpace(l), "  ") {
-			if f = strings.TrimSpace(f); f != "" {
-				out = append(out, f)
-			}
-		}
-		return out
-	}
+	split := testutil.TableCells
 	header = split(lines[3])
 	for _, l := range lines[4:] {
 		if strings.HasPrefix(l, "===") {

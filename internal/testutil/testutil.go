@@ -210,3 +210,15 @@ func MarkerSender(truth []synth.Record) string {
 	}
 	return from
 }
+
+// TableCells splits a row of a text table (report's -z tables) into its
+// cells: the runs between two or more spaces.
+func TableCells(line string) []string {
+	var cells []string
+	for _, c := range strings.Split(strings.TrimSpace(line), "  ") {
+		if c = strings.TrimSpace(c); c != "" {
+			cells = append(cells, c)
+		}
+	}
+	return cells
+}

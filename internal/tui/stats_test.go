@@ -78,15 +78,7 @@ func tableOf(t *testing.T, lines []string) (header []string, rows [][]string) {
 	if len(rules) < 3 {
 		t.Fatalf("no table in:\n%s", strings.Join(lines, "\n"))
 	}
-	split := func(l string) []string {
-		var cells []string
-		for _, c := range strings.Split(strings.TrimSpace(l), "  ") {
-			if c = strings.TrimSpace(c); c != "" {
-				cells = append(cells, c)
-			}
-		}
-		return cells
-	}
+	split := testutil.TableCells
 	header = split(lines[rules[1]+1])
 	for _, l := range lines[rules[1]+2 : rules[2]] {
 		rows = append(rows, split(l))
