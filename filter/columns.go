@@ -223,6 +223,9 @@ func (c *Columns) Reads(key string) bool {
 		return false
 	}
 	for i := range c.cols {
+		if f := c.cols[i].t.f; f != nil && f.readsKey(key) {
+			return true
+		}
 		for _, r := range c.cols[i].t.routesOf() {
 			if under(r.path, key) {
 				return true

@@ -72,6 +72,10 @@
 //     have tcp.* ports, those of DDP over SCTP sctp.* ports, a conn record
 //     only the .addr and .port fields (either end), and finding records
 //     none (ip.addr == 192.0.2.1 || finding keeps them).
+//   - tcp.stream, Wireshark's number of the TCP conversation: every
+//     record of a TCP connection has it, findings and the conn record
+//     included (flows.Record.TCPStream; flows/streams.go says where it
+//     can differ from Wireshark's).
 //   - the time fields of Wireshark's frame protocol: frame.time_relative
 //     (seconds since the first packet, Filter.WithRef), frame.time_epoch
 //     (seconds since the epoch), both with up to nine decimals, and

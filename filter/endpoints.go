@@ -10,7 +10,8 @@ import (
 )
 
 // Endpoint fields: Wireshark's ip.src, ip.dst, ip.addr, ipv6.*, tcp.srcport,
-// tcp.dstport, tcp.port and sctp.*port, so that a filter written for tshark
+// tcp.dstport, tcp.port and sctp.*port (and tcp.stream, the TCP
+// conversation's number), so that a filter written for tshark
 // to pick hosts and ports works here. No record has keys of these names:
 // their values come from the endpoints of the packets a record was decoded
 // from (flows.Record.Src and Dst), which is why only MatchRecord finds
@@ -35,13 +36,14 @@ import (
 type derive uint8
 
 const (
-	dNone  derive = iota
-	dIP4          // ip.*: IPv4 addresses
-	dIP6          // ipv6.*: IPv6 addresses
-	dTCP          // tcp.*port
-	dSCTP         // sctp.*port
-	dUDP          // not a field: a record's packets are UDP (RoCEv2)
-	dClock        // a time field (times.go)
+	dNone   derive = iota
+	dIP4           // ip.*: IPv4 addresses
+	dIP6           // ipv6.*: IPv6 addresses
+	dTCP           // tcp.*port
+	dSCTP          // sctp.*port
+	dUDP           // not a field: a record's packets are UDP (RoCEv2)
+	dClock         // a time field (times.go)
+	dStream        // tcp.stream: the record's TCP stream number (flows.Record.TCPStream)
 )
 
 // end selects the source, the destination, or either.
@@ -69,6 +71,7 @@ var endpointFields = [...]struct {
 	{"tcp.srcport", dTCP, eSrc, "TCP source port of the record's packets"},
 	{"tcp.dstport", dTCP, eDst, "TCP destination port of the record's packets"},
 	{"tcp.port", dTCP, eAny, "TCP source or destination port (a conn record: either end)"},
+	{"tcp.stream", dStream, eAny, "TCP stream index, as Wireshark numbers the capture's TCP conversations: the record's connection's"},
 	{"sctp.srcport", dSCTP, eSrc, "SCTP source port (DDP over SCTP)"},
 	{"sctp.dstport", dSCTP, eDst, "SCTP destination port (DDP over SCTP)"},
 	{"sctp.port", dSCTP, eAny, "SCTP source or destination port (DDP over SCTP; a conn record: either end)"},
@@ -126,6 +129,18 @@ func ends(r *flows.Record) (a, b netip.AddrPort, tr derive, directed, ok bool) {
 		}
 	}
 	return a, b, dNone, false, false
+}
+
+// stream visits the TCP stream number of r (tcp.stream), if it has one:
+// the records of a TCP connection, findings and conn record included.
+func (t *test) stream(r *flows.Record, s *scanState) {
+	if r == nil {
+		return
+	}
+	if n, ok := r.TCPStream(); ok {
+		v := format.Uint(uint64(n))
+		t.one(&v, s)
+	}
 }
 
 // endpoints visits the values of an endpoint field in r until one's check

@@ -128,6 +128,9 @@ func (t *test) scan(e env, s *scanState) {
 	case dClock:
 		t.clockValue(e, s)
 		return
+	case dStream:
+		t.stream(e.r, s)
+		return
 	default:
 		t.endpoints(e.r, s)
 		return

@@ -98,7 +98,7 @@ func reads(n node, key string) bool {
 	case *kindNode:
 		return under("type", key) || under("ddp.t", key) || under("rdmap.opcode", key)
 	case *test:
-		if n.f.derive != dNone && n.f.name == key {
+		if n.f.readsKey(key) {
 			return true // an endpoint or time field, read from the record
 		}
 		for _, r := range n.f.routes {
@@ -120,6 +120,14 @@ func (f *Filter) WithRef(ref time.Time) *Filter {
 	g := *f
 	g.ref = ref
 	return &g
+}
+
+// readsKey reports whether a field read from the record rather than its
+// keys (endpoint and time fields) reads key: its own name, and "conn" for
+// tcp.stream, which the merge of iwarpdump -j N numbers with the
+// connection ids.
+func (f *field) readsKey(key string) bool {
+	return f.derive != dNone && (f.name == key || f.derive == dStream && key == "conn")
 }
 
 // under reports whether path is key or a member of it.

@@ -90,6 +90,11 @@ var tsharkCases = []tsharkCase{
 	{file: "crc_v2_rping.pcap", ws: "tcp.port in {7174} && iwarp_mpa", ours: "tcp.port in {7174} && mpa"},
 	{file: "crc_v2_rping.pcap", ws: "ip.addr in {192.0.2.2..192.0.2.9} && iwarp_ddp", ours: "ip.addr in {192.0.2.2..192.0.2.9} && ddp"},
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "tcp.dstport == 18515 && iwarp_rdma.opcode == 1", ours: "tcp.dstport == 18515 && rdmap.opcode == 1", field: "iwarp_rdma.opcode", value: "0x01"},
+	// tcp.stream: the ib_*_bw tests' captures have a TCP connection of
+	// their own before the iWARP one (flows/streams.go).
+	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "tcp.stream == 1 && iwarp_rdma.opcode == 1", ours: "tcp.stream == 1 && rdmap.opcode == 1", field: "iwarp_rdma.opcode", value: "0x01"},
+	{file: "basic_ib_send_bw_64_v2_nocrc.pcap", ws: "tcp.stream in {1} && iwarp_mpa", ours: "tcp.stream in {1} && mpa"},
+	{file: "gso_v2_nocrc_ib_write_bw_200000.pcap", ws: "tcp.stream != 0 && iwarp_ddp", ours: "tcp.stream != 0 && ddp"},
 	// Wireshark's per-layer Terminate fields exist for Terminates of that
 	// layer (and DDP error type) only (termAliases).
 	{file: "../synth/terminate-rdmap.pcap", ws: "iwarp_rdma.terminate && !iwarp_rdma.term_errcode_ddp_tagged && !iwarp_rdma.term_etype_ddp", ours: "rdmap.term && !iwarp_rdma.term_errcode_ddp_tagged && !iwarp_rdma.term_etype_ddp"},

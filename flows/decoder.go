@@ -166,6 +166,10 @@ type Decoder struct {
 	// records, and notes after each packet the frame and its pending
 	// limit in steps; the merge orders (parallel.go).
 	worker bool
+	// streams: the TCP stream numbers of the ids (not a worker's: the
+	// merge numbers its connections).
+	streams streamNums
+
 	local  Local                 // a worker's Local (Parallel.SetLocal), or SetLocal's, or nil
 	absorb func(conn int, v any) // SetLocal
 	boxes  []*fpduBox            // Options.Recycle: emitted FPDU records to reuse
@@ -322,7 +326,7 @@ func (d *Decoder) open(p *capture.Packet, ci int, syn bool) *conn {
 	if !d.noEmbryo && pureSYN(p) && d.conceive(k, p) {
 		return nil
 	}
-	return d.add(k, d.newID(), p.Src, p.Dst, p.Frame, p.TS, ci)
+	return d.add(k, d.newID(true), p.Src, p.Dst, p.Frame, p.TS, ci)
 }
 
 // add makes connection id, from a to b, whose first packet is frame at ts,
@@ -501,16 +505,21 @@ func (d *Decoder) evictIdle() {
 	d.finish(victim)
 }
 
-// newID allocates a connection id. A Parallel worker also queues a
-// recNewID record at the current frame, so that the merge can number the
-// connections of all workers in the order a single Decoder would.
-func (d *Decoder) newID() int {
+// newID allocates a connection id, a TCP connection's or not (tcp), and
+// notes which for the TCP stream numbers (streams.go). A Parallel worker
+// queues a recNewID record at the current frame instead, so that the
+// merge can number the connections of all workers in the order a single
+// Decoder would.
+func (d *Decoder) newID(tcp bool) int {
 	id := d.nextID
 	d.nextID++
 	if d.worker {
 		r := mkRecord(recNewID, d.frame, time.Time{})
 		r.Conn = id
+		r.ext = !tcp
 		d.push(r)
+	} else {
+		d.streams.add(id, tcp)
 	}
 	return id
 }
@@ -581,6 +590,7 @@ func (d *Decoder) release(all bool) {
 			}
 			continue
 		}
+		r.stream = d.streams.of(r.Conn)
 		d.emit(r)
 		if d.opts.Recycle {
 			d.recycle(r)
@@ -600,6 +610,7 @@ func (d *Decoder) emitQueued(r *Record) {
 		}
 		return
 	}
+	r.stream = d.streams.of(r.Conn)
 	d.emit(r)
 	if d.opts.Recycle {
 		d.recycle(r)
@@ -620,6 +631,7 @@ func (d *Decoder) releaseLazy() {
 		}
 		_, b, _ := d.lazy.Next()
 		r, _ := unpackConn(b, d.strs)
+		r.stream = d.streams.of(r.Conn)
 		d.emit(r)
 	}
 	for d.queue.len() > 0 {

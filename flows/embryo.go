@@ -76,7 +76,7 @@ func (d *Decoder) conceive(k connKey, p *capture.Packet) bool {
 	for d.embryos.live >= d.maxEmbryos() {
 		d.dropEmbryo()
 	}
-	e := embryo{id: d.newID(), frame: p.Frame, sec: p.TS.Unix(), nsec: int32(p.TS.Nanosecond()),
+	e := embryo{id: d.newID(true), frame: p.Frame, sec: p.TS.Unix(), nsec: int32(p.TS.Nanosecond()),
 		seq: p.Seq, ack: p.Ack, window: p.Window, flags: p.Flags, fromLo: p.Src == k.lo}
 	d.embryos.put(flatKeyOf(k), e, d.maxEmbryos())
 	return true

@@ -256,7 +256,7 @@ func (d *Decoder) cmMessage(p *capture.Packet, rec *CMRecord, src, dst cmEnd, rs
 		}
 	}
 	if ex == nil {
-		ex = &cmExch{id: d.newID(), sum: CMSummary{FirstFrame: p.Frame, Native: rec.HasLRH}, ini: src}
+		ex = &cmExch{id: d.newID(false), sum: CMSummary{FirstFrame: p.Frame, Native: rec.HasLRH}, ini: src}
 		e.cmAll = append(e.cmAll, ex)
 		if len(e.cmAll) > d.opts.MaxConns {
 			d.evictCM()
@@ -573,7 +573,7 @@ func (d *Decoder) sctpPacket(p *capture.Packet, pkt []byte) {
 // reassembles fragmented user messages, and decodes whole ones.
 func (d *Decoder) sctpData(p *capture.Packet, a *assoc, side int, dc sctp.Data) {
 	if a.id < 0 {
-		a.id = d.newID()
+		a.id = d.newID(false)
 	}
 	sd := &a.dirs[side]
 	if sd.seen == nil {

@@ -51,6 +51,9 @@ func heldRecord(rng *rand.Rand) *fpduBox {
 	fillRandom(reflect.ValueOf(r).Elem(), rng)
 	fillRandom(reflect.ValueOf(f).Elem(), rng)
 	r.Type, r.box, r.FPDU = RecFPDU, boxFPDU, f
+	// Not packed: the TCP stream is set as a record is emitted, after it
+	// is unpacked, and ext is a recNewID's.
+	r.stream, r.ext = 0, false
 	if rng.IntN(4) > 0 {
 		r.TS = time.Unix(rng.Int64N(1<<40)-1<<39, rng.Int64N(1e9)).UTC()
 	}

@@ -562,6 +562,7 @@ func (p *Parallel) merge() {
 	ids := make([]connIDs, n)
 	lookup := func(k [2]int) (int, bool) { return ids[k[0]].get(k[1]) }
 	nextID := 0
+	var streams streamNums         // the TCP stream numbers of the ids
 	back := make([][]*Record, n)   // records to hand back to each worker
 	var finals []any               // the Locals' Flush(-1)
 	lazy := make([]*spill.Iter, n) // the workers' packed conn records, at Close
@@ -583,6 +584,7 @@ func (p *Parallel) merge() {
 			r.order = r.order<<8 | uint64(w)
 			if r.Type == recNewID {
 				ids[w].set(r.Conn, nextID)
+				streams.add(nextID, !r.ext)
 				nextID++
 			}
 			q.push(r)
@@ -613,6 +615,7 @@ func (p *Parallel) merge() {
 		}
 		if g, ok := lookup(k); ok {
 			r.Conn = g
+			r.stream = streams.of(g)
 		}
 		if r.box == boxLite {
 			p.writeLite(r)

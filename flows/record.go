@@ -98,7 +98,11 @@ func (s CRCStatus) String() string {
 // DDP/RDMAP headers, a gathered RDMA message, a finding, or a connection
 // summary. Records never alias decoder buffers: a consumer may keep them.
 type Record struct {
-	Type  RecordType
+	Type RecordType
+	// stream is the TCP stream number plus one, 0 for none (TCPStream);
+	// set as the record is emitted (streams.go).
+	stream int32
+
 	Frame uint64    // frame holding the record's first octet
 	TS    time.Time // that frame's timestamp
 	Conn  int       // connection id, 0-based in order of first appearance
@@ -118,6 +122,7 @@ type Record struct {
 	box   boxKind // what holds the record, for Options.Recycle
 	// flushed: recConnEnd's Local was flushed (takeLocal)
 	flushed bool
+	ext     bool   // recNewID: the id is not a TCP connection's (streams.go)
 	pkt     uint32 // Parallel: index in its worker's batch of the packet that queued it
 	local   any    // Parallel: what the worker's Local flushed for the connection (recConnEnd)
 }

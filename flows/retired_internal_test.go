@@ -123,6 +123,9 @@ func TestPackConn(t *testing.T) {
 		if err != nil {
 			t.Fatalf("connection %d: %v", r.Conn, err)
 		}
+		// The TCP stream is set as the record is emitted, after it is
+		// unpacked (releaseLazy).
+		got.stream = r.stream
 		if !reflect.DeepEqual(got, r) {
 			t.Errorf("connection %d: unpacked\n%+v %+v\nwant\n%+v %+v", r.Conn, got, got.Summary, r, r.Summary)
 		}

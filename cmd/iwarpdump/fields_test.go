@@ -33,6 +33,7 @@ var fieldAliases = []struct{ name, cmp string }{
 	{"iwarp_rdma.atomic.remote_stag", "num"}, {"iwarp_rdma.atomic.remote_tagged_offset", "num"},
 	{"iwarp_rdma.atomic.original_request_identifier", ""}, {"iwarp_rdma.atomic.original_remote_data_value", ""},
 	{"ip.src", "set"}, {"ip.dst", "set"}, {"ipv6.src", "set"}, {"tcp.srcport", "set"}, {"tcp.dstport", "set"},
+	{"tcp.stream", "set"},
 }
 
 // TestFieldsAsTshark: -T fields -e with Wireshark's names prints, for every

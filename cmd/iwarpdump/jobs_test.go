@@ -41,7 +41,9 @@ func TestJobsSameOutput(t *testing.T) {
 		// -T fields: rendered by the workers (a column of the connection
 		// id or of the time since the line before leaves it to the merge,
 		// as a filter on conn does).
-		{"-T", "fields", "-e", "frame", "-e", "rdmap.opcode", "-e", "ddp.stag", "-e", "findings.code", "-e", "ip.src", "-e", "frame.time_relative", "-E", "header=y"}}
+		{"-T", "fields", "-e", "frame", "-e", "rdmap.opcode", "-e", "ddp.stag", "-e", "findings.code", "-e", "ip.src", "-e", "frame.time_relative", "-E", "header=y"},
+		// tcp.stream, which the merge numbers as it numbers connections.
+		{"-T", "fields", "-e", "frame", "-e", "tcp.stream", "-Y", "tcp.stream == 1 || message"}}
 	for _, f := range files {
 		for _, m := range modes {
 			args := append([]string{"-r", f}, m...)

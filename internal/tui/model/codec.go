@@ -128,6 +128,11 @@ func (c *codec) encode(b []byte, r *flows.Record) []byte {
 		b = putI(b, ts-c.base)
 	}
 	b = putI(b, int64(r.Conn))
+	st, ok := r.TCPStream()
+	if !ok {
+		st = -1
+	}
+	b = putI(b, int64(st))
 	b = putU(b, uint64(c.ep(r.Src)))
 	b = putU(b, uint64(c.ep(r.Dst)))
 	switch r.Type {
@@ -362,6 +367,7 @@ func (c *codec) decode(b []byte) (*flows.Record, bool) {
 		rec.TS = time.Unix(0, c.base+rd.i()).UTC()
 	}
 	rec.Conn = int(rd.i())
+	rec.SetTCPStream(int(rd.i()))
 	if id := rd.u(); id < uint64(len(c.eps)) {
 		rec.Src = c.eps[id]
 	}

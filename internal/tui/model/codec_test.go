@@ -70,6 +70,10 @@ func TestCodecRoundTrip(t *testing.T) {
 				if !want.TS.Equal(got.TS) || want.Src != got.Src || want.Dst != got.Dst || want.Dir != got.Dir {
 					t.Fatalf("record %d header differs", i)
 				}
+				ws, wok := want.TCPStream()
+				if gs, gok := got.TCPStream(); gs != ws || gok != wok {
+					t.Fatalf("record %d: tcp.stream %d %v, want %d %v", i, gs, gok, ws, wok)
+				}
 			}
 		})
 	}
