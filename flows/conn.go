@@ -63,6 +63,11 @@ type conn struct {
 	suppressed     int
 	findingsByCode map[string]int
 	force          *Force
+
+	// What each side sent, and when the last packet came (stall.go).
+	tcp      [2]tcpSide
+	lastNano int64
+	lastSet  bool
 }
 
 // onceCodes are findings that state a fact of the connection rather than of
@@ -135,10 +140,11 @@ func (c *conn) dirOf(s side) Dir {
 }
 
 func (c *conn) packet(p *capture.Packet) {
+	s := c.sideOf(p.Src)
+	c.watch(p, s) // stalls (stall.go)
 	c.lastFrame = p.Frame
 	c.recent[c.recentIdx] = frameTS{p.Frame, p.TS}
 	c.recentIdx = (c.recentIdx + 1) % connRecent
-	s := c.sideOf(p.Src)
 	if p.Flags&capture.FlagSYN != 0 && p.Flags&capture.FlagACK == 0 && c.initiator == noSide {
 		c.initiator = s
 	}

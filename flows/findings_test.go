@@ -74,6 +74,7 @@ var findingCases = []findingCase{
 
 	// TCP.
 	{"tcp.gap", warning, "testdata/synth/gap.pcap"},
+	{"tcp.stall", warning, "read-stall"},
 	{"tcp.retransmit_conflict", warning, "testdata/synth/retransmit-conflict.pcap"},
 
 	// MPA Request/Reply.
@@ -382,6 +383,23 @@ var triggers = map[string]trigger{
 			c.Ops = append(opening(), synth.Op{Dir: synth.I2R, Kind: synth.Read, Size: 512, STag: 0x51, SrcSTag: 0x61, NoResponse: true})
 			c.Close.Kind = synth.CloseNone
 			return scenario(c)
+		},
+	},
+	"read-stall": {
+		// A Read Request answered only after a pause of a second: every
+		// frame after the request's comes a second later.
+		gen: func() synth.Scenario {
+			return withOps(append(opening(), synth.Op{Dir: synth.I2R, Kind: synth.Read, Size: 512, STag: 0x51, SrcSTag: 0x61})...)
+		},
+		patch: func(t *testing.T, pcap []byte, res *synth.Result) {
+			t.Helper()
+			for _, r := range res.Records {
+				if f, ok := r.(*synth.TruthFPDU); ok && f.RDMAP != nil && f.RDMAP.Opcode == uint8(rdmap.OpReadRequest) {
+					delayAfter(t, pcap, f.Frames[len(f.Frames)-1], time.Second)
+					return
+				}
+			}
+			t.Fatal("no Read Request in the truth")
 		},
 	},
 	"forced-markers-no-markers": {
@@ -862,6 +880,28 @@ func tcpPayload(t *testing.T, pcap []byte, frame uint64) (uint32, []byte) {
 	}
 	t.Fatalf("no frame %d", frame)
 	return 0, nil
+}
+
+// delayAfter makes every frame of a pcap file after frame (1-based) come d
+// later, in place.
+func delayAfter(t *testing.T, pcap []byte, frame uint64, d time.Duration) {
+	t.Helper()
+	unit := time.Microsecond
+	if binary.LittleEndian.Uint32(pcap) == 0xa1b23c4d {
+		unit = time.Nanosecond
+	} else if binary.LittleEndian.Uint32(pcap) != 0xa1b2c3d4 {
+		t.Fatalf("not a little-endian pcap file")
+	}
+	off := 24 // pcap file header
+	for i := uint64(1); off+16 <= len(pcap); i++ {
+		if i > frame {
+			sec, frac := binary.LittleEndian.Uint32(pcap[off:]), binary.LittleEndian.Uint32(pcap[off+4:])
+			ts := time.Duration(sec)*time.Second + time.Duration(frac)*unit + d
+			binary.LittleEndian.PutUint32(pcap[off:], uint32(ts/time.Second))
+			binary.LittleEndian.PutUint32(pcap[off+4:], uint32(ts%time.Second/unit))
+		}
+		off += 16 + int(binary.LittleEndian.Uint32(pcap[off+8:]))
+	}
 }
 
 // decodeTrigger decodes a trigger's capture.

@@ -1,0 +1,148 @@
+package flows
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/iwarpkit/iwarpkit/capture"
+	"github.com/iwarpkit/iwarpkit/dissect"
+)
+
+// Stalls (finding tcp.stall). An iWARP connection stalls when nothing moves
+// on it for a while although something is owed: octets one side sent and
+// the other has not acknowledged (RFC 9293 §3.10.7.4: the sender waits for
+// its retransmission timer, RFC 6298), a zero window one side advertised
+// (RFC 9293 §3.8.6.1: the peer may not send), or an RDMA Read Request not
+// yet answered (RFC 5040 §4.4: the requester waits for the Read Response).
+// The finding comes with the packet that ends the pause, and says how long
+// it was, what was owed, and what ended it: a retransmission (loss), a
+// window opened again, new octets, an acknowledgement, a close or a reset.
+//
+// Pauses are between consecutive packets of the connection (tshark's
+// tcp.time_delta), each counted once, whichever direction.
+
+// stallMin is the shortest pause reported: Linux's minimum retransmission
+// timeout (TCP_RTO_MIN), the shortest pause a lost segment costs there. A
+// delayed acknowledgement waits less (Linux: at most 200 ms, 40 ms
+// usually).
+const stallMin = 200 * time.Millisecond
+
+// tcpSide is what one side of a connection has sent, as far as the
+// capture shows (the sequence space of RFC 9293 §3.4).
+type tcpSide struct {
+	nxt     uint32 // the sequence number after the last octet (SYN and FIN count) sent
+	ack     uint32 // the highest acknowledgement number sent
+	nxtSet  bool
+	ackSet  bool
+	zeroWin bool // the last segment advertised a zero window
+}
+
+// seqAfter reports whether sequence number a comes after b (RFC 9293
+// §3.4, modulo 2^32).
+func seqAfter(a, b uint32) bool { return int32(a-b) > 0 }
+
+// watch looks at packet p, from side s, before the connection takes it:
+// if it ends a stall, the finding says so; then p's sequence numbers,
+// acknowledgement and window are noted.
+func (c *conn) watch(p *capture.Packet, s side) {
+	now := p.TS.UnixNano()
+	if c.lastSet && now-c.lastNano >= int64(stallMin) && c.isIWARP() {
+		c.stall(p, s, time.Duration(now-c.lastNano))
+	}
+	if !c.lastSet || now > c.lastNano {
+		// (A timestamp that steps back starts no pause of its own.)
+		c.lastNano, c.lastSet = now, true
+	}
+	t := &c.tcp[s]
+	n := uint32(max(p.PayloadWireLen, len(p.Payload)))
+	if p.Flags&capture.FlagSYN != 0 {
+		n++
+	}
+	if p.Flags&capture.FlagFIN != 0 {
+		n++
+	}
+	if end := p.Seq + n; p.Flags&capture.FlagRST == 0 && (!t.nxtSet || seqAfter(end, t.nxt)) {
+		t.nxt, t.nxtSet = end, true
+	}
+	if p.Flags&capture.FlagACK != 0 && (!t.ackSet || seqAfter(p.Ack, t.ack)) {
+		t.ack, t.ackSet = p.Ack, true
+	}
+	if p.Flags&(capture.FlagSYN|capture.FlagFIN|capture.FlagRST) == 0 {
+		t.zeroWin = p.Window == 0
+	}
+}
+
+// unacked returns how many octets side s sent that the peer has not
+// acknowledged (0 when the capture does not show both).
+func (c *conn) unacked(s side) uint32 {
+	t, peer := &c.tcp[s], &c.tcp[1-s]
+	if !t.nxtSet || !peer.ackSet || !seqAfter(t.nxt, peer.ack) {
+		return 0
+	}
+	return t.nxt - peer.ack
+}
+
+// stall reports the pause of length gap that packet p, from side s, ends,
+// if something was owed during it.
+func (c *conn) stall(p *capture.Packet, s side, gap time.Duration) {
+	var owed []string
+	for _, o := range [2]side{0, 1} {
+		if n := c.unacked(o); n > 0 {
+			owed = append(owed, plural(int(n), "octet")+" from "+c.endpoint(o).String()+" unacknowledged")
+		}
+	}
+	for _, o := range [2]side{0, 1} {
+		if c.tcp[o].zeroWin {
+			owed = append(owed, c.endpoint(o).String()+" advertising a zero window")
+		}
+	}
+	if live := c.reads.live(); len(live) > 0 && c.tcp[0].nxtSet && c.tcp[1].nxtSet {
+		// (Only when both directions are captured: in a capture of one,
+		// every Read Request looks unanswered.)
+		owed = append(owed, plural(len(live), "RDMA Read Request")+" unanswered (the oldest in frame "+
+			strconv.FormatUint(live[0].frame, 10)+")")
+	}
+	if len(owed) == 0 {
+		return // nothing owed: the applications were idle
+	}
+	c.hint = frameTS{p.Frame, p.TS} // not in recent yet
+	msg := "no packet for " + seconds(gap) + " while " + strings.Join(owed, ", ") + "; " + c.stallEnd(p, s)
+	c.finding(nil, dissect.SeverityWarning, "tcp.stall", msg, "RFC 6298 §5; RFC 9293 §3.8.6.1; RFC 5040 §4.4", p.Frame, c.lastFrame)
+}
+
+// stallEnd says what packet p, from side s, did to end a stall.
+func (c *conn) stallEnd(p *capture.Packet, s side) string {
+	who := c.endpoint(s).String()
+	t := &c.tcp[s]
+	data := max(p.PayloadWireLen, len(p.Payload)) > 0
+	switch {
+	case p.Flags&capture.FlagRST != 0:
+		return "it ended with a reset from " + who
+	case data && t.nxtSet && seqAfter(t.nxt, p.Seq):
+		return "it ended when " + who + " sent seq " + strconv.FormatUint(uint64(p.Seq), 10) +
+			" again (a retransmission: octets or their acknowledgement were lost)"
+	case t.zeroWin && p.Window > 0 && p.Flags&(capture.FlagSYN|capture.FlagFIN) == 0:
+		return "it ended when " + who + " opened its window again"
+	case p.Flags&capture.FlagFIN != 0:
+		return "it ended when " + who + " closed its side (FIN)"
+	case data:
+		return "it ended when " + who + " sent new octets"
+	case p.Flags&capture.FlagACK != 0 && c.unacked(1-s) > 0 && seqAfter(p.Ack, c.tcp[s].ack):
+		return "it ended when " + who + " acknowledged octets"
+	}
+	return "it ended with a segment from " + who + " that carried nothing new"
+}
+
+// seconds prints a duration in seconds, to the microsecond ("1.204512 s").
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', 6, 64) + " s"
+}
+
+// plural prints n and the noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}

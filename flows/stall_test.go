@@ -1,0 +1,295 @@
+package flows_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iwarpkit/iwarpkit/flows"
+	"github.com/iwarpkit/iwarpkit/internal/testutil"
+)
+
+// pauseEdit makes a stall in a real capture: every frame after frame
+// after (1-based) comes pause later; with resend, a copy of frame after
+// comes at the end of the pause (a retransmission); with zeroWin, frame
+// after advertises a zero window and its copy with the window it had
+// comes at the end of the pause (the window opened again).
+type pauseEdit struct {
+	after   int
+	pause   time.Duration
+	resend  bool
+	zeroWin bool
+}
+
+// TestStallAsTshark: pauses put into real siw captures, each after a
+// frame chosen for what is owed at that point (octets not acknowledged,
+// an RDMA Read Request not answered, a zero window, or nothing), and
+// some ending in a retransmission or a window opened again. Each
+// tcp.stall finding must be the one tshark's view of the edited capture
+// calls for: its frames, the pause (tcp.time_delta), the octets in flight
+// (tcp.analysis.bytes_in_flight of the side's last data frame, unless a
+// frame acknowledged it: tcp.analysis.acks_frame), the Read Requests
+// (iwarp_rdma.opcode 1) not yet answered by a last Read Response (opcode
+// 2, iwarp_ddp.last_flag), the zero window (tcp.analysis.zero_window) and
+// what ended it (tcp.analysis.retransmission, tcp.analysis.window_update,
+// tcp.len, tcp.ack); and no other frame has one.
+func TestStallAsTshark(t *testing.T) {
+	tshark := testutil.RequireTshark(t)
+	for _, tc := range []struct {
+		file  string
+		edits []pauseEdit
+		want  int // stalls expected (tshark's view decides which)
+	}{
+		// crc_v2_rping: 9 is a Read Request (52 octets in flight), 14 leaves
+		// 124 octets in flight (a pure ACK ends the pause), 7 leaves nothing
+		// owed (no stall), 13 is resent, 15 is a pure ACK made a zero
+		// window, 33 is another Read Request.
+		{"siw/crc_v2_rping.pcap", []pauseEdit{{after: 7, pause: time.Second}, {after: 9, pause: 1500 * time.Millisecond},
+			{after: 13, pause: 300 * time.Millisecond, resend: true}, {after: 14, pause: 2 * time.Second},
+			{after: 15, pause: 700 * time.Millisecond, zeroWin: true}, {after: 33, pause: 250 * time.Millisecond}}, 5},
+		// crc_v2_iwtest_ops: 16 is a Read Request, 21 leaves 2,896 octets in
+		// flight, 11 leaves 208 from one side, 4 is the MPA Request.
+		{"siw/crc_v2_iwtest_ops.pcap", []pauseEdit{{after: 4, pause: time.Second}, {after: 11, pause: time.Second},
+			{after: 16, pause: 3 * time.Second}, {after: 21, pause: 400 * time.Millisecond, resend: true}}, 4},
+		// Pauses shorter than 200 ms are not stalls.
+		{"siw/crc_v2_rping.pcap", []pauseEdit{{after: 9, pause: 150 * time.Millisecond}, {after: 14, pause: 190 * time.Millisecond}}, 0},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			frames, times, _ := captureFrames(t, filepath.Join("..", "testdata", tc.file))
+			frames, times = applyPauses(frames, times, tc.edits)
+			path, data := writePcap(t, "paused.pcap", frames, times)
+			want := tsharkStalls(t, tshark, path)
+			if len(want) != tc.want {
+				t.Fatalf("tshark's view calls for %d stalls, the case expects %d: %v", len(want), tc.want, want)
+			}
+			for _, workers := range []int{0, 2} {
+				got := map[string]string{}
+				for _, r := range recordsWith(t, data, workers) {
+					if r.Type != flows.RecFinding || r.Finding.Code != "tcp.stall" {
+						continue
+					}
+					got[fmt.Sprint(r.Finding.Frames)] = r.Finding.Msg
+					if workers == 0 {
+						t.Logf("frames %v: %s", r.Finding.Frames, r.Finding.Msg)
+					}
+					if r.Frame != r.Finding.Frames[0] || r.Finding.Severity.String() != "warning" {
+						t.Errorf("stall at frame %d, severity %v: %+v", r.Frame, r.Finding.Severity, r.Finding)
+					}
+				}
+				for k, w := range want {
+					if got[k] != w {
+						t.Errorf("workers %d: stall %s:\n got %q\nwant %q", workers, k, got[k], w)
+					}
+				}
+				for k, g := range got {
+					if _, ok := want[k]; !ok {
+						t.Errorf("workers %d: stall %s not called for: %q", workers, k, g)
+					}
+				}
+			}
+		})
+	}
+}
+
+// applyPauses makes the edits (in frame order) to a capture's frames.
+func applyPauses(frames [][]byte, times []time.Time, edits []pauseEdit) ([][]byte, []time.Time) {
+	var f2 [][]byte
+	var t2 []time.Time
+	var shift time.Duration
+	for i, f := range frames {
+		k := slices.IndexFunc(edits, func(e pauseEdit) bool { return e.after == i+1 })
+		if k < 0 {
+			f2, t2 = append(f2, f), append(t2, times[i].Add(shift))
+			continue
+		}
+		e := edits[k]
+		orig := f
+		if e.zeroWin {
+			f = setWindow(f, 0)
+		}
+		f2, t2 = append(f2, f), append(t2, times[i].Add(shift))
+		shift += e.pause
+		if e.resend || e.zeroWin {
+			f2, t2 = append(f2, orig), append(t2, times[i].Add(shift))
+		}
+	}
+	return f2, t2
+}
+
+// setWindow returns a copy of an Ethernet/IPv4 TCP frame with its window
+// field set to w.
+func setWindow(frame []byte, w uint16) []byte {
+	f := bytes.Clone(frame)
+	off := 14 + int(f[14]&15)*4
+	binary.BigEndian.PutUint16(f[off+14:], w)
+	return f
+}
+
+// tsFrame is tshark's view of a frame of a capture of one TCP connection.
+type tsFrame struct {
+	n               int
+	delta           time.Duration
+	src             string
+	seq, ack, len   uint64
+	ackFlag         bool
+	fin, rst        bool
+	inFlight        uint64
+	acks            int // the data frame it acknowledges (tcp.analysis.acks_frame), or 0
+	retrans, zeroWn bool
+	winUpdate       bool
+	ops, lasts      []string
+}
+
+// tsharkStalls returns the tcp.stall findings tshark's view of a capture
+// of one iWARP connection calls for, keyed by their frames ("[end
+// before]"): see TestStallAsTshark.
+func tsharkStalls(t *testing.T, tshark, path string) map[string]string {
+	t.Helper()
+	fields := []string{"frame.number", "tcp.time_delta", "ip.src", "tcp.srcport", "tcp.seq_raw", "tcp.ack_raw", "tcp.len",
+		"tcp.flags.ack", "tcp.flags.fin", "tcp.flags.reset", "tcp.analysis.bytes_in_flight", "tcp.analysis.acks_frame",
+		"tcp.analysis.retransmission", "tcp.analysis.zero_window", "tcp.analysis.window_update", "iwarp_rdma.opcode", "iwarp_ddp.last_flag"}
+	args := []string{"-r", path, "-o", "tcp.calculate_timestamps:TRUE", "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=,"}
+	for _, f := range fields {
+		args = append(args, "-e", f)
+	}
+	out, err := exec.Command(tshark, args...).Output()
+	if err != nil {
+		t.Fatalf("tshark: %v", err)
+	}
+	var fr []tsFrame
+	for _, l := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
+		c := strings.Split(l, "\t")
+		for len(c) < len(fields) {
+			c = append(c, "")
+		}
+		num := func(i int) uint64 { v, _ := strconv.ParseUint(c[i], 10, 64); return v }
+		split := func(i int) []string {
+			if c[i] == "" {
+				return nil
+			}
+			return strings.Split(c[i], ",")
+		}
+		d, err := strconv.ParseFloat(c[1], 64)
+		if err != nil {
+			t.Fatalf("tshark line %q", l)
+		}
+		fr = append(fr, tsFrame{n: int(num(0)), delta: time.Duration(d*1e9 + 0.5), src: c[2] + ":" + c[3],
+			seq: num(4), ack: num(5), len: num(6), ackFlag: c[7] == "1", fin: c[8] == "1", rst: c[9] == "1",
+			inFlight: num(10), acks: int(num(11)), retrans: c[12] != "", zeroWn: c[13] != "", winUpdate: c[14] != "",
+			ops: split(15), lasts: split(16)})
+	}
+	a := fr[0].src // the side seen first
+	want := map[string]string{}
+	for i := 1; i < len(fr); i++ {
+		e := fr[i]
+		if e.delta < 200*time.Millisecond {
+			continue
+		}
+		before := fr[:i]
+		var owed []string
+		// Octets in flight from each side, a's first: its last data
+		// frame's, unless a later frame acknowledged that frame.
+		sides := []string{a}
+		for _, f := range fr {
+			if f.src != a {
+				sides = append(sides, f.src)
+				break
+			}
+		}
+		for _, s := range sides {
+			last := -1
+			for j, f := range before {
+				if f.src == s && f.len > 0 {
+					last = j
+				}
+			}
+			if last < 0 {
+				continue
+			}
+			acked := slices.ContainsFunc(before[last+1:], func(f tsFrame) bool { return f.src != s && f.acks == before[last].n })
+			if !acked && before[last].inFlight > 0 {
+				owed = append(owed, plural(int(before[last].inFlight), "octet")+" from "+s+" unacknowledged")
+			}
+		}
+		// A zero window: the side's last frame advertised it.
+		for _, s := range sides {
+			for j := len(before) - 1; j >= 0; j-- {
+				if before[j].src == s {
+					if before[j].zeroWn {
+						owed = append(owed, s+" advertising a zero window")
+					}
+					break
+				}
+			}
+		}
+		// Read Requests not yet answered by a last Read Response of the
+		// other side, answered in order.
+		reqs := map[string][]int{}
+		var open []int
+		for _, f := range before {
+			for k, op := range f.ops {
+				switch {
+				case op == "0x01":
+					reqs[f.src] = append(reqs[f.src], f.n)
+				case op == "0x02" && k < len(f.lasts) && f.lasts[k] == "1":
+					for s := range reqs {
+						if s != f.src && len(reqs[s]) > 0 {
+							reqs[s] = reqs[s][1:]
+						}
+					}
+				}
+			}
+		}
+		for _, r := range reqs {
+			open = append(open, r...)
+		}
+		slices.Sort(open)
+		if len(open) > 0 {
+			owed = append(owed, plural(len(open), "RDMA Read Request")+" unanswered (the oldest in frame "+strconv.Itoa(open[0])+")")
+		}
+		if len(owed) == 0 {
+			continue
+		}
+		var end string
+		prevAck := uint64(0)
+		for _, f := range before {
+			if f.src == e.src && f.ackFlag {
+				prevAck = f.ack
+			}
+		}
+		switch {
+		case e.rst:
+			end = "it ended with a reset from " + e.src
+		case e.retrans:
+			end = "it ended when " + e.src + " sent seq " + strconv.FormatUint(e.seq, 10) + " again (a retransmission: octets or their acknowledgement were lost)"
+		case e.winUpdate:
+			end = "it ended when " + e.src + " opened its window again"
+		case e.fin:
+			end = "it ended when " + e.src + " closed its side (FIN)"
+		case e.len > 0:
+			end = "it ended when " + e.src + " sent new octets"
+		case e.ackFlag && e.ack > prevAck:
+			end = "it ended when " + e.src + " acknowledged octets"
+		default:
+			end = "it ended with a segment from " + e.src + " that carried nothing new"
+		}
+		key := fmt.Sprint([]uint64{uint64(e.n), uint64(before[len(before)-1].n)})
+		want[key] = "no packet for " + strconv.FormatFloat(e.delta.Seconds(), 'f', 6, 64) + " s while " + strings.Join(owed, ", ") + "; " + end
+	}
+	return want
+}
+
+// plural prints n and the noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
