@@ -466,6 +466,10 @@ type fileSource struct {
 	w      *pcapwriter.Writer
 	maxW   int
 	stderr io.Writer
+	// first is the packet wrapFile read ahead (with -w), or firstErr the
+	// error reading it, for the first NextInto.
+	first    *capture.Packet
+	firstErr error
 }
 
 // wrapFile wraps a file source for -r with a trailing filter expression
@@ -488,7 +492,18 @@ func (l *liveFlags) wrapFile(src linkSource, args []string, stderr io.Writer) (p
 	}
 	fsrc := &fileSource{src: src, filter: f, stderr: stderr, maxW: l.maxFiles}
 	if writing {
-		wo, err := l.writerOptions(src.LinkType(0), 0, "")
+		// The link type of a pcapng file's interface is known once its
+		// description block is read, before its first packet: read that
+		// packet ahead. (Asked before, it was unknown, and the -w file
+		// said link type 0 in pcapng, 65535 in pcap.)
+		var first capture.Packet
+		fsrc.firstErr = src.NextInto(&first)
+		lt := src.LinkType(0)
+		if fsrc.firstErr == nil {
+			fsrc.first = &first
+			lt = src.LinkType(first.Interface)
+		}
+		wo, err := l.writerOptions(lt, 0, "")
 		if err != nil {
 			fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
 			return nil, 2
@@ -511,8 +526,17 @@ func (s *fileSource) Next() (capture.Packet, error) {
 
 func (s *fileSource) NextInto(p *capture.Packet) error {
 	for {
-		if err := s.src.NextInto(p); err != nil {
+		switch {
+		case s.first != nil:
+			*p, s.first = *s.first, nil
+		case s.firstErr != nil:
+			err := s.firstErr
+			s.firstErr = nil
 			return err
+		default:
+			if err := s.src.NextInto(p); err != nil {
+				return err
+			}
 		}
 		if s.filter != nil && !s.filter(p.Data, s.src.LinkType(p.Interface)) {
 			continue

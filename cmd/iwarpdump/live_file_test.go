@@ -12,6 +12,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/iwarpkit/iwarpkit/capture"
+	"github.com/iwarpkit/iwarpkit/internal/testutil"
 )
 
 // countFile counts a capture's frames and those f accepts.
@@ -164,6 +165,45 @@ func TestParseFileSize(t *testing.T) {
 	for _, s := range []string{"x", "-1", "0", "k"} {
 		if _, err := parseFileSize(s); err == nil {
 			t.Errorf("parseFileSize(%q) accepted", s)
+		}
+	}
+}
+
+// TestWrapFileLinkType: -w from a pcapng file, or a pcapng file of our
+// own, keeps the link type: tshark decodes the frames written as
+// Ethernet, in pcapng and pcap. (The link type was asked before the
+// file's interface description was read: 0 in pcapng, 65535 in pcap.)
+func TestWrapFileLinkType(t *testing.T) {
+	tshark := testutil.RequireTshark(t)
+	dir := t.TempDir()
+	ng := filepath.Join(dir, "in.pcapng")
+	if code, _, errs := runCmd(t, nil, "-r", siw+"crc_v2_rping.pcap", "-w", ng, "-q"); code != 0 {
+		t.Fatalf("-w pcapng: exit %d: %s", code, errs)
+	}
+	for _, c := range []struct {
+		in   string
+		args []string
+	}{
+		{ng, nil}, {ng, []string{"--pcap"}}, {ng, []string{"tcp port 7174"}},
+		{"../../testdata/midstream/iwtest_ops_from_frame15.pcap", []string{"--pcap"}},
+	} {
+		out := filepath.Join(dir, "out")
+		args := append([]string{"-r", c.in, "-q", "-w", out}, c.args...)
+		if code, _, errs := runCmd(t, nil, args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		got, err := exec.Command(tshark, "-r", out, "-T", "fields", "-e", "frame.protocols").Output()
+		if err != nil {
+			t.Fatalf("%v: tshark: %v", args, err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(got)), "\n")
+		for i, l := range lines {
+			if !strings.HasPrefix(l, "eth:") {
+				t.Fatalf("%v: tshark reads frame %d of the -w file as %q, not Ethernet", args, i+1, l)
+			}
+		}
+		if len(lines) < 40 {
+			t.Errorf("%v: %d frames written", args, len(lines))
 		}
 	}
 }
