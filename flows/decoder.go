@@ -524,6 +524,26 @@ func (d *Decoder) newID(tcp bool) int {
 	return id
 }
 
+// ReleaseBefore emits the records held whose frames are older than t,
+// even when a connection may still queue one for an earlier frame: for a
+// live capture, whose records must not wait for a message that may never
+// complete (a connection reset in the middle of an RDMA Write, a frame
+// lost by the kernel), as a file's may. A record that comes later for an
+// earlier frame is then written out of frame order (Unordered counts
+// them).
+func (d *Decoder) ReleaseBefore(t time.Time) {
+	limit := d.pendingLimit()
+	for d.queue.len() > 0 {
+		if r := d.queue.peek(); !r.TS.IsZero() && !r.TS.Before(t) {
+			break
+		}
+		if d.queue.peekFrame() >= limit {
+			d.unordered++
+		}
+		d.emitQueued(d.queue.pop())
+	}
+}
+
 // Unordered returns how many records were emitted out of frame order
 // because more than Options.MaxHeld waited: each came ahead of a record
 // about an earlier frame still to come (the record of a message, which

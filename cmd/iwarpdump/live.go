@@ -297,6 +297,13 @@ type liveSource struct {
 	closed    bool
 }
 
+// liveHold is how long a live capture's records wait for a message still
+// open before they are written out of frame order: a Terminate must not
+// wait for a Ctrl-C because the RDMA Write it ended never completes.
+// (tcpdump prints each packet as it comes; a file's records wait for as
+// long as it takes, flows.DefaultMaxHeld records at most.)
+const liveHold = 250 * time.Millisecond
+
 // SetFlush gives the source the function that flushes run's buffered
 // output: called before each packet with -l, and when the capture is idle.
 func (s *liveSource) SetFlush(f func() error) { s.flush = f }

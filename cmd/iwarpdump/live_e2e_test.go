@@ -190,12 +190,29 @@ func (d *dump) errText() string {
 	return d.stderr.String()
 }
 
+// outText returns what iwarpdump wrote to standard output so far.
+func (d *dump) outText() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.stdout.String()
+}
+
+// lockedOut writes to a dump's stdout under its lock, so that a test may
+// read the output of an iwarpdump still running (outText).
+type lockedOut struct{ d *dump }
+
+func (w lockedOut) Write(b []byte) (int, error) {
+	w.d.mu.Lock()
+	defer w.d.mu.Unlock()
+	return w.d.stdout.Write(b)
+}
+
 // start runs iwarpdump in namespace a and waits until it listens.
 func (e *e2eEnv) start(t *testing.T, args ...string) *dump {
 	t.Helper()
 	d := &dump{done: make(chan error, 1)}
 	d.cmd = exec.Command("ip", append([]string{"netns", "exec", e.nsA, e.bin}, args...)...)
-	d.cmd.Stdout = &d.stdout
+	d.cmd.Stdout = lockedOut{d}
 	pr, pw := io.Pipe()
 	d.cmd.Stderr = pw
 	if err := d.cmd.Start(); err != nil {
@@ -883,5 +900,98 @@ func TestLiveRotate(t *testing.T) {
 	}
 	if captured, _, _ := stats(t, d.errText()); total > captured {
 		t.Errorf("%d packets in the ring, %d captured", total, captured)
+	}
+}
+
+// TestLiveHeldRecords: a live capture writes the records that follow a
+// message still open within moments, not at Ctrl-C. The client sends an
+// RDMA Write of 8 segments but its last, and keeps the connection open;
+// the server then sends a Send. Its line (and the Write's segments) must
+// come while iwarpdump still runs: a file's records wait in frame order
+// for the message's, a live capture's at most liveHold.
+func TestLiveHeldRecords(t *testing.T) {
+	e := newE2E(t)
+	c := synth.Conn{
+		Initiator: netip.MustParseAddrPort(e2eClient + ":40000"),
+		Responder: netip.MustParseAddrPort(e2eServer + ":7174"),
+		Handshake: true,
+		MPA:       &synth.MPAParams{Request: synth.MPAFrame{Rev: 1, C: true}, Reply: synth.MPAFrame{Rev: 1, C: true}},
+		MaxULPDU:  1024,
+		Ops: []synth.Op{{Dir: synth.I2R, Kind: synth.Write, Size: 8192, STag: 0x51, TO: 0x1000},
+			{Dir: synth.R2I, Kind: synth.Send, Size: 16}},
+	}
+	s := scenarioStreams(t, "held", synth.Scenario{Seed: 1, Conns: []synth.Conn{c}})
+	// Where the Write's last segment starts in the client's stream.
+	cut := -1
+	for _, m := range s.truth {
+		if m["type"] == "fpdu" && m["dir"] == "i2r" {
+			if ddp, ok := m["ddp"].(map[string]any); ok && ddp["l"] == true {
+				cut = int(m["off"].(float64))
+			}
+		}
+	}
+	if cut <= s.reqLen {
+		t.Fatalf("no last Write segment in the truth")
+	}
+	d := e.start(t, "-i", e.ifA, "tcp port 7174")
+	var ln net.Listener
+	inNetns(t, e.nsA, func() {
+		var err error
+		if ln, err = net.Listen("tcp4", net.JoinHostPort(e.server, strconv.Itoa(e2ePort))); err != nil {
+			t.Fatal(err)
+		}
+	})
+	defer ln.Close()
+	srv := make(chan net.Conn, 1)
+	go func() {
+		sc, err := ln.Accept()
+		if err != nil {
+			srv <- nil
+			return
+		}
+		srv <- sc
+	}()
+	var cl net.Conn
+	inNetns(t, e.nsB, func() {
+		var err error
+		if cl, err = net.DialTimeout("tcp4", net.JoinHostPort(e.server, strconv.Itoa(e2ePort)), 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	})
+	defer cl.Close()
+	sc := <-srv
+	if sc == nil {
+		t.Fatal("accept failed")
+	}
+	defer sc.Close()
+	step := func(from, to net.Conn, b []byte) {
+		t.Helper()
+		_ = to.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := from.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(to, make([]byte, len(b))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step(cl, sc, s.i2r[:s.reqLen])
+	step(sc, cl, s.r2i[:s.repLen])
+	step(cl, sc, s.i2r[s.reqLen:cut]) // the Write, but its last segment
+	step(sc, cl, s.r2i[s.repLen:])    // the Send
+	sent := time.Now()
+	for !strings.Contains(d.outText(), "Send QN 0 MSN 1") {
+		if time.Since(sent) > 3*time.Second {
+			_ = d.cmd.Process.Signal(os.Interrupt)
+			d.wait(t)
+			t.Fatalf("the Send's line was not written within 3 s (the Write's last segment never came); output:\n%s", d.outText())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("the Send's line came %v after the Send", time.Since(sent).Round(time.Millisecond))
+	if n := strings.Count(d.outText(), "RDMA Write"); n != 7 {
+		t.Errorf("%d RDMA Write lines before the close, want the 7 segments sent", n)
+	}
+	if code := d.stop(t, os.Interrupt); code != 0 {
+		t.Fatalf("exit %d\n%s", code, d.errText())
 	}
 }

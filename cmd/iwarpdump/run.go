@@ -283,9 +283,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		defer pq.Abort() // no-op after a successful Close
 	}
 	w := bufio.NewWriterSize(stdout, 64<<10)
-	// Live sources flush the output when idle, and per record under -l.
+	// Live sources flush the output when idle, and per record under -l;
+	// first the decoder lets go of the records that waited liveHold for
+	// a message still open (flows.Decoder.ReleaseBefore).
+	var heldBack *flows.Decoder
 	if f, ok := src.(interface{ SetFlush(func() error) }); ok {
-		f.SetFlush(w.Flush)
+		f.SetFlush(func() error {
+			if heldBack != nil {
+				heldBack.ReleaseBefore(time.Now().Add(-liveHold))
+			}
+			return w.Flush()
+		})
 	}
 	var buf []byte
 	var jw format.JSONWriter
@@ -420,6 +428,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	} else {
 		d := flows.NewDecoder(opts, emit)
+		if live.active() {
+			heldBack = d
+		}
 		if silent && pq == nil {
 			// As the workers of -j N do (above): the FPDUs and messages
 			// the tables count are counted at once, and never wait in
@@ -485,8 +496,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		dec.Close()
 	}
 	if u, ok := dec.(interface{ Unordered() uint64 }); ok && u.Unordered() > 0 && !*quiet {
-		fmt.Fprintf(stderr, "iwarpdump: %d records written out of frame order: more than %d waited for messages still open, whose records come after their FPDUs\n",
-			u.Unordered(), flows.DefaultMaxHeld)
+		if live.active() {
+			fmt.Fprintf(stderr, "iwarpdump: %d records written out of frame order: live, records wait at most %v for a message still open, whose record comes after its FPDUs\n",
+				u.Unordered(), liveHold)
+		} else {
+			fmt.Fprintf(stderr, "iwarpdump: %d records written out of frame order: more than %d waited for messages still open, whose records come after their FPDUs\n",
+				u.Unordered(), flows.DefaultMaxHeld)
+		}
 	}
 	spillLost := false
 	if sp, ok := dec.(interface{ SpillErr() error }); ok && sp.SpillErr() != nil {
