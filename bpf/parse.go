@@ -92,6 +92,10 @@ var unsupportedKeywords = map[string]string{
 	"csnp": "OSI", "psnp": "OSI",
 }
 
+// protoQualified are the unsupported keywords libpcap takes after a
+// protocol qualifier ("ip broadcast", "ip6 protochain 6").
+var protoQualified = map[string]bool{"broadcast": true, "multicast": true, "protochain": true}
+
 // parser turns the tokens of one expression into a node tree, generating
 // each primitive's tests as it is read (vlan changes the offsets of what
 // follows it, in reading order, as in libpcap).
@@ -219,6 +223,11 @@ func (p *parser) parsePrimitive() node {
 		if nx.kind == tBad && nx.text[0] == '[' {
 			p.fail(token{tBad, w + nx.text, t.pos}, true, "packet data accessors (proto[offset]) are not supported")
 		}
+		if nx.kind == tWord && protoQualified[nx.text] {
+			// "ip broadcast", "ip6 multicast", "ip protochain 6": valid
+			// for libpcap, outside the subset.
+			p.fail(token{tWord, p.expr[t.pos : nx.pos+len(nx.text)], t.pos}, true, "%s not supported", unsupportedKeywords[nx.text])
+		}
 		p.next()
 		p.last, p.have = qual{bad: true}, true
 		return p.protoAbbrev(pr, t)
@@ -340,6 +349,11 @@ func (p *parser) parseID(q qual) node {
 	if _, _, ok := atoin(w); ok {
 		return p.genIPv4ID(t, q)
 	}
+	if isDottedNumber(w) {
+		// libpcap's scanner takes 2 to 4 dotted numbers as an address,
+		// never as a host name: a part over 255 makes it invalid.
+		p.fail(t, false, "invalid IPv4 address %s", w)
+	}
 	p.fail(t, true, "host names are not looked up (unsupported %q); use an address", w)
 	return nil
 }
@@ -383,6 +397,9 @@ func (p *parser) genIPv4ID(t token, q qual) node {
 		p.next()
 		mt := p.next()
 		m, mlen, ok := atoin(mt.text)
+		if mt.kind == tWord && !ok && isDottedNumber(mt.text) {
+			p.fail(mt, false, "invalid IPv4 address %s", mt.text)
+		}
 		if mt.kind != tWord || !ok {
 			p.unexpected(mt)
 		}
@@ -527,7 +544,7 @@ func atoin(s string) (v uint32, bits uint32, ok bool) {
 		return 0, 0, false
 	}
 	for _, part := range parts {
-		if part == "" || len(part) > 3 {
+		if part == "" {
 			return 0, 0, false
 		}
 		n := uint32(0)
@@ -537,11 +554,29 @@ func atoin(s string) (v uint32, bits uint32, ok bool) {
 				return 0, 0, false
 			}
 			n = n*10 + uint32(c-'0')
-		}
-		if n > 255 {
-			return 0, 0, false
+			if n > 255 {
+				// As libpcap's __pcap_atoin; leading zeros are fine
+				// ("1.2.3.0004").
+				return 0, 0, false
+			}
 		}
 		v = v<<8 | n
 	}
 	return v, uint32(8 * len(parts)), true
+}
+
+// isDottedNumber reports whether s is 2 to 4 dot-separated decimal numbers,
+// which libpcap's scanner reads as an IPv4 address (token HID), valid or
+// not, rather than as a host name.
+func isDottedNumber(s string) bool {
+	parts := strings.Split(s, ".")
+	if len(parts) < 2 || len(parts) > 4 {
+		return false
+	}
+	for _, part := range parts {
+		if part == "" || strings.Trim(part, "0123456789") != "" {
+			return false
+		}
+	}
+	return true
 }

@@ -33,6 +33,23 @@ func TestParseRaw(t *testing.T) {
 	if _, err := ParseRaw(strings.ReplaceAll(strings.TrimSpace(ip), "\n", ",")); err != nil {
 		t.Errorf("comma form: %v", err)
 	}
+	// A trailing separator, as `tcpdump -ddd udp | tr '\n' ,` leaves
+	// (tcpdump 4.99.3, EN10MB), and other separators around the lines.
+	const udpCommas = "12,40 0 0 12,21 0 2 2048,48 0 0 23,21 6 7 17,21 0 6 34525,48 0 0 20,21 3 0 17,21 0 3 44,48 0 0 54,21 0 1 17,6 0 0 262144,6 0 0 0,"
+	for _, text := range []string{
+		udpCommas, udpCommas + " ", udpCommas + "\n", udpCommas + ",", " " + udpCommas,
+		strings.ReplaceAll(udpCommas, ",", ", "), strings.ReplaceAll(udpCommas, ",", ";"),
+		strings.ReplaceAll(udpCommas, ",", "\r\n"), strings.ReplaceAll(udpCommas, ",", ",\n"),
+	} {
+		p, err := ParseRaw(text)
+		if err != nil {
+			t.Errorf("ParseRaw(%q): %v", text, err)
+			continue
+		}
+		if len(p.Instructions) != 12 {
+			t.Errorf("ParseRaw(%q): %d instructions, want 12", text, len(p.Instructions))
+		}
+	}
 	for _, bad := range []string{"", "x", "2\n6 0 0 1\n", "1\n6 0 0\n", "1\n6 0 0 z\n", "1\n65536 0 0 0\n", "0\n"} {
 		if _, err := ParseRaw(bad); err == nil {
 			t.Errorf("ParseRaw(%q) accepted", bad)
@@ -52,6 +69,21 @@ func TestCompileErrors(t *testing.T) {
 		{"tcp[0] = 1", `unsupported "tcp[0]"`},
 		{"port ssh", `unsupported "ssh"`},
 		{"host foo.example", `unsupported "foo.example"`},
+		// libpcap reads 2 to 4 dotted numbers as an address, never as a
+		// host name: "invalid IPv4 address", not "not looked up".
+		{"host 10.0.0.256", "invalid IPv4 address 10.0.0.256"},
+		{"net 10.0.0.256/24", "invalid IPv4 address 10.0.0.256"},
+		{"src 300.1.1.1", "invalid IPv4 address 300.1.1.1"},
+		{"host 10.256", "invalid IPv4 address 10.256"},
+		{"net 10.0.0.0 mask 255.256.0.0", "invalid IPv4 address 255.256.0.0"},
+		{"host 10.0.0.1.2", `unsupported "10.0.0.1.2": host names are not looked up`},
+		// Keywords after a protocol qualifier: unsupported, not a bare
+		// syntax error.
+		{"ip broadcast", `unsupported "ip broadcast": broadcast not supported`},
+		{"ip multicast", `unsupported "ip multicast": multicast not supported`},
+		{"ip6 multicast", `unsupported "ip6 multicast": multicast not supported`},
+		{"ip protochain 6", `unsupported "ip protochain": protochain not supported`},
+		{"tcp and ip6 protochain 6", `unsupported "ip6 protochain": protochain not supported`},
 	} {
 		_, err := Compile(tc.expr, layers.LinkTypeEthernet, 0)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

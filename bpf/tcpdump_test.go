@@ -67,6 +67,10 @@ var diffExprs = []string{
 	"host 10.0.0.1/8", "net 10.0.0.1/8", "host 10.0.0.0/8", "ip6 net ::1/127",
 	"tcp src port 70000", "vlan 5000", "1.2.3.4", "tcp or 80", "port 80 and",
 	"(port 80", "port 80)", "src dst host 1.2.3.4", "net 10.0.0.0/33",
+	"host 10.0.0.256", "net 10.0.0.256/24", "host 10.256", "host 1.2.3.4444",
+	"net 10.0.0.0 mask 255.256.0.0",
+	// Leading zeros: libpcap's address parser takes them.
+	"host 1.2.3.0004",
 }
 
 // unsupportedExprs are valid for libpcap but outside the subset: Compile
@@ -75,6 +79,8 @@ var unsupportedExprs = []string{
 	"tcp[13] & 2 != 0", "ether host 02:00:00:00:00:01", "port http", "host example.com",
 	"greater 100", "len > 100", "ip[8] = 64", "multicast", "mpls", "inbound",
 	"icmp[icmptype] == icmp-echo", "gateway foo", "ip proto \\foo",
+	"ip broadcast", "ip multicast", "ip6 multicast", "ip protochain 6",
+	"ip6 protochain 17", "ip  broadcast and tcp",
 }
 
 // linkTypes are the link types exercised, with tcpdump's names.
