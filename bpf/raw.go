@@ -11,7 +11,8 @@ import (
 // ParseRaw reads a program in the decimal form `tcpdump -ddd` prints: the
 // instruction count, then one "code jt jf k" line per instruction. Lines may
 // also be separated by commas (as in `tcpdump -ddd EXPR | tr '\n' ,`, the
-// form iptables' bpf match takes). The program is returned as written, for
+// form iptables' bpf match takes); empty fields, such as the one a trailing
+// separator leaves, are ignored. The program is returned as written, for
 // whatever link type it was compiled for.
 func ParseRaw(text string) (*Program, error) {
 	fields := strings.FieldsFunc(text, func(r rune) bool { return r == '\n' || r == ',' || r == '\r' || r == ';' })
