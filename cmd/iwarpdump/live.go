@@ -285,6 +285,7 @@ func openLive(ctx context.Context, l *liveFlags, args []string, stderr io.Writer
 type liveSource struct {
 	src       *live.Source
 	w         *pcapwriter.Writer
+	wFailed   bool // a write to w failed (NextInto returned the writeError)
 	stderr    io.Writer
 	stop      func()
 	flush     func() error
@@ -341,7 +342,8 @@ func (s *liveSource) NextInto(p *capture.Packet) error {
 				*p = capture.Packet{}
 				return io.EOF
 			}
-			return fmt.Errorf("writing %s: %w", s.w.Name(), err)
+			s.wFailed = true
+			return writeError{fmt.Errorf("writing %s: %w", s.w.Name(), err)}
 		}
 		if s.packetBuf {
 			_ = s.w.Flush()
@@ -394,22 +396,36 @@ func (s *liveSource) Close() error {
 	s.stop()
 	h := s.src.Handle()
 	h.Interrupt()
+	var failed error
 	if err := h.Err(); err != nil {
+		// The interface went away: the capture failed (tcpdump exits 1).
 		fmt.Fprintf(s.stderr, "iwarpdump: %s: %v\n", h.Name(), strings.TrimPrefix(err.Error(), "live: "))
+		failed = reportedError{err}
 	}
-	var werr error
 	if s.w != nil {
-		werr = s.w.Close()
-		if werr != nil {
+		if werr := s.w.Close(); werr != nil && !s.wFailed {
 			fmt.Fprintf(s.stderr, "iwarpdump: writing %s: %v\n", s.w.Name(), werr)
+			failed = reportedError{werr}
 		}
 	}
 	s.printStats()
-	if err := s.src.Close(); err != nil {
+	if err := s.src.Close(); err != nil && failed == nil {
 		return err
 	}
-	return werr
+	return failed
 }
+
+// writeError is a failure to write the -w file: the capture stops there,
+// and iwarpdump exits 1 (the file lacks what came after).
+type writeError struct{ error }
+
+func (e writeError) Unwrap() error { return e.error }
+
+// reportedError is a failure a source already wrote to standard error
+// (at Close): iwarpdump exits 1 without writing it again.
+type reportedError struct{ error }
+
+func (e reportedError) Unwrap() error { return e.error }
 
 // compileFileFilter compiles a filter expression (the trailing arguments)
 // for packets read from files: the returned function reports whether a
@@ -477,6 +493,7 @@ type fileSource struct {
 	// error reading it, for the first NextInto.
 	first    *capture.Packet
 	firstErr error
+	wFailed  bool // a write to w failed (NextInto returned the writeError)
 }
 
 // wrapFile wraps a file source for -r with a trailing filter expression
@@ -555,7 +572,8 @@ func (s *fileSource) NextInto(p *capture.Packet) error {
 					*p = capture.Packet{}
 					return io.EOF
 				}
-				return fmt.Errorf("writing %s: %w", s.w.Name(), err)
+				s.wFailed = true
+				return writeError{fmt.Errorf("writing %s: %w", s.w.Name(), err)}
 			}
 		}
 		return nil
@@ -565,9 +583,11 @@ func (s *fileSource) NextInto(p *capture.Packet) error {
 func (s *fileSource) Close() error {
 	var werr error
 	if s.w != nil {
-		werr = s.w.Close()
+		if err := s.w.Close(); err != nil && !s.wFailed {
+			werr = writeError{fmt.Errorf("writing %s: %w", s.w.Name(), err)}
+		}
 	}
-	if err := s.src.Close(); err != nil {
+	if err := s.src.Close(); err != nil && werr == nil {
 		return err
 	}
 	return werr

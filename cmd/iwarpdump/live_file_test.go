@@ -207,3 +207,20 @@ func TestWrapFileLinkType(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteFails: a -w file that cannot be written (the device full) is
+// said once and exits 1, with or without a capture filter; it exited 0
+// in silence, or as damage of the input ("decoded N packets before the
+// damage").
+func TestWriteFails(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	for _, args := range [][]string{nil, {"tcp port 7174"}} {
+		args = append([]string{"-r", siw + "crc_v2_iwtest_ops.pcap", "-q", "-w", "/dev/full"}, args...)
+		code, _, errs := runCmd(t, nil, args...)
+		if code != 1 || strings.Count(errs, "no space left on device") != 1 || strings.Contains(errs, "damage") {
+			t.Errorf("%v: exit %d, stderr:\n%s", args, code, errs)
+		}
+	}
+}

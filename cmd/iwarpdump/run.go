@@ -94,7 +94,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	live := addLiveFlags(fs)
 	prof := addProfileFlags(fs)
 	fs.Var(&forces, "decode-as", "force iWARP decoding of matching connections; `SPEC` is tcp.port==N[,markers=to|from|both|none][,crc=on|off][,host=ADDR][,origin=isn] (repeatable; \"to\" is the direction towards the port)")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(getoptArgs(fs, args)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fullUsage()
 			return 0
@@ -270,7 +270,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			src = ws
 		}
 	}
-	defer src.Close()
+	// The source is closed before the exit status is decided: a -w file
+	// whose last octets could not be written, or an interface that went
+	// away, make it 1. (The deferred call covers the early returns.)
+	srcClosed := false
+	closeSrc := func() error {
+		if srcClosed {
+			return nil
+		}
+		srcClosed = true
+		return src.Close()
+	}
+	defer closeSrc()
+	failed := false // a -w write failed, or the live capture: exit 1
 
 	defer setGCPercent()()
 	var pq *parquetSink
@@ -459,6 +471,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			if err != nil {
 				dec.Close()
 				_ = w.Flush()
+				if errors.As(err, new(writeError)) {
+					// Not damage of the input: the -w file lacks the rest.
+					fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
+					failed = true
+					break
+				}
 				reportDamage(stderr, err, n, several)
 				damaged = true
 				break
@@ -564,6 +582,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err := w.Flush(); err != nil {
 		fmt.Fprintf(stderr, "iwarpdump: writing output: %v\n", err)
+		return 1
+	}
+	if err := closeSrc(); err != nil {
+		if !errors.As(err, new(reportedError)) {
+			fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
+		}
+		failed = true
+	}
+	if failed {
 		return 1
 	}
 	if damaged && *strict {
