@@ -360,7 +360,7 @@ func (s *liveSource) watchUSR1() {
 	}
 	go func() {
 		for range s.usr1 {
-			s.printStats()
+			s.stats(false)
 		}
 	}()
 }
@@ -373,17 +373,25 @@ func plural(n uint64, one string) string {
 }
 
 // printStats prints tcpdump's three statistics lines.
-func (s *liveSource) printStats() {
+func (s *liveSource) printStats() { s.stats(true) }
+
+// stats prints the statistics as tcpdump does: a line each at the end
+// (lines), on one line after "iwarpdump: " on SIGUSR1.
+func (s *liveSource) stats(lines bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, err := s.src.Handle().Stats()
-	fmt.Fprintln(s.stderr, plural(s.captured.Load(), "captured"))
 	if err != nil {
+		fmt.Fprintln(s.stderr, plural(s.captured.Load(), "captured"))
 		fmt.Fprintf(s.stderr, "iwarpdump: statistics: %v\n", err)
 		return
 	}
-	fmt.Fprintln(s.stderr, plural(st.Received, "received by filter"))
-	fmt.Fprintln(s.stderr, plural(st.Dropped, "dropped by kernel"))
+	l := []string{plural(s.captured.Load(), "captured"), plural(st.Received, "received by filter"), plural(st.Dropped, "dropped by kernel")}
+	if lines {
+		fmt.Fprintln(s.stderr, strings.Join(l, "\n"))
+	} else {
+		fmt.Fprintln(s.stderr, "iwarpdump: "+strings.Join(l, ", "))
+	}
 }
 
 func (s *liveSource) Close() error {

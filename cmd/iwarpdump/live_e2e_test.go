@@ -997,3 +997,30 @@ func TestLiveHeldRecords(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, d.errText())
 	}
 }
+
+// TestLiveSIGUSR1: SIGUSR1 prints the statistics on one line, as
+// tcpdump's info(0) does ("tcpdump: N packets captured, N packets received
+// by filter, N packets dropped by kernel"), and the capture goes on; the
+// end prints them a line each.
+func TestLiveSIGUSR1(t *testing.T) {
+	e := newE2E(t)
+	d := e.start(t, "-i", e.ifA)
+	e.noise(t, 3)
+	time.Sleep(300 * time.Millisecond)
+	_ = d.cmd.Process.Signal(syscall.SIGUSR1)
+	line := regexp.MustCompile(`(?m)^iwarpdump: \d+ packets? captured, \d+ packets? received by filter, \d+ packets? dropped by kernel$`)
+	deadline := time.Now().Add(5 * time.Second)
+	for !line.MatchString(d.errText()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no statistics line after SIGUSR1:\n%s", d.errText())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.noise(t, 3)
+	if code := d.stop(t, os.Interrupt); code != 0 {
+		t.Fatalf("exit %d\n%s", code, d.errText())
+	}
+	if captured, _, _ := stats(t, d.errText()); captured < 6 {
+		t.Errorf("%d packets captured, want the 6 sent", captured)
+	}
+}
