@@ -66,6 +66,9 @@ func addLiveFlags(fs *flag.FlagSet) *liveFlags {
 
 func (l *liveFlags) active() bool { return l.iface != "" || l.list }
 
+// maxSnaplen is the largest -s, tcpdump's MAXIMUM_SNAPLEN (0 means it).
+const maxSnaplen = 262144
+
 // filterText returns the filter: the -F file's contents, or the trailing
 // arguments joined by spaces, as tcpdump takes them.
 func (l *liveFlags) filterText(args []string) (string, error) {
@@ -79,10 +82,12 @@ func (l *liveFlags) filterText(args []string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// Allow '#' comment lines, then join the lines as tcpdump does.
+	// '#' starts a comment to the end of its line, as in tcpdump's -F
+	// files; then the lines are joined, as tcpdump does.
 	var lines []string
 	for _, line := range strings.Split(string(b), "\n") {
-		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
+		line, _, _ = strings.Cut(line, "#")
+		if t := strings.TrimSpace(line); t != "" {
 			lines = append(lines, t)
 		}
 	}
@@ -223,6 +228,10 @@ func openLive(ctx context.Context, l *liveFlags, args []string, stderr io.Writer
 	}
 	if l.snaplen < 0 || l.bufferKiB < 0 {
 		return fail(errors.New("-s and -B must not be negative"))
+	}
+	if l.snaplen > maxSnaplen {
+		// tcpdump: "invalid snaplen" (it used to be cut to 262144 here).
+		return fail(fmt.Errorf("invalid snaplen %d (must be >= 0 and <= %d)", l.snaplen, maxSnaplen))
 	}
 	opts := live.Options{
 		Interface:     iface,

@@ -224,3 +224,30 @@ func TestWriteFails(t *testing.T) {
 		}
 	}
 }
+
+// TestOptionChecks: what tcpdump refuses is refused (exit 2): -s past
+// 262144, and -r with -i (it captured live, ignoring the file); a -F file
+// may end lines with '#' comments, as tcpdump's.
+func TestOptionChecks(t *testing.T) {
+	f := siw + "crc_v2_rping.pcap"
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"-i", "lo", "-s", "300000"}, "invalid snaplen 300000"},
+		{[]string{"-r", f, "-i", "lo"}, "-r and -i both given"},
+	} {
+		if code, _, errs := runCmd(t, nil, c.args...); code != 2 || !strings.Contains(errs, c.msg) {
+			t.Errorf("%v: exit %d, stderr %q", c.args, code, errs)
+		}
+	}
+	ff := filepath.Join(t.TempDir(), "filter")
+	if err := os.WriteFile(ff, []byte("tcp port 7174 # iWARP\n# a line of comment\nand host 192.0.2.1 # the server\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c1, o1, e1 := runCmd(t, nil, "-r", f, "-F", ff)
+	c2, o2, _ := runCmd(t, nil, "-r", f, "tcp port 7174 and host 192.0.2.1")
+	if c1 != 0 || c1 != c2 || o1 != o2 || o1 == "" {
+		t.Errorf("-F with comments: exit %d (%s), %d octets; the expression: exit %d, %d octets", c1, e1, len(o1), c2, len(o2))
+	}
+}

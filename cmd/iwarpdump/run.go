@@ -108,6 +108,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fullUsage()
 		return 2
 	}
+	if len(files) > 0 && live.iface != "" {
+		// It captured live and ignored the files; tcpdump reads the file.
+		fmt.Fprintln(stderr, "iwarpdump: -r and -i both given: read files or capture live, not both")
+		return 2
+	}
 	cGiven := false
 	fs.Visit(func(f *flag.Flag) { cGiven = cGiven || f.Name == "c" })
 	if cGiven && *count == 0 {
