@@ -5,10 +5,11 @@ import (
 	"time"
 )
 
-// Strftime expands the C strftime conversions tcpdump -G file names use
-// (%Y %m %d %H %M %S %y %j %e %a %A %b %B %p %s %F %T %D %R %z %Z %%, and %n,
-// %t) with t in its own location. Unknown conversions are copied as they
-// are.
+// Strftime expands the strftime conversions of GNU libc, which tcpdump -G
+// file names go through (%a %A %b %B %c %C %d %D %e %F %g %G %h %H %I %j
+// %k %l %m %M %n %p %P %r %R %s %S %t %T %u %U %V %w %W %x %X %y %Y %z %Z
+// %%, in the C locale), with t in its own location. Unknown conversions
+// (and the E and O modifiers) are copied as they are.
 func Strftime(format string, t time.Time) string {
 	b := make([]byte, 0, len(format)+16)
 	pad := func(v, w int) {
@@ -75,6 +76,57 @@ func Strftime(format string, t time.Time) string {
 			b = append(b, t.Format("-0700")...)
 		case 'Z':
 			b = append(b, t.Format("MST")...)
+		case 'C':
+			pad(t.Year()/100, 2)
+		case 'I', 'l':
+			h := t.Hour() % 12
+			if h == 0 {
+				h = 12
+			}
+			if format[i] == 'l' && h < 10 {
+				b = append(b, ' ')
+				b = strconv.AppendInt(b, int64(h), 10)
+			} else {
+				pad(h, 2)
+			}
+		case 'k':
+			if t.Hour() < 10 {
+				b = append(b, ' ')
+			}
+			b = strconv.AppendInt(b, int64(t.Hour()), 10)
+		case 'P':
+			if t.Hour() < 12 {
+				b = append(b, "am"...)
+			} else {
+				b = append(b, "pm"...)
+			}
+		case 'u':
+			b = strconv.AppendInt(b, int64((int(t.Weekday())+6)%7+1), 10)
+		case 'w':
+			b = strconv.AppendInt(b, int64(t.Weekday()), 10)
+		case 'U':
+			// Weeks starting on Sunday; days before the first are week 0.
+			pad((t.YearDay()+6-int(t.Weekday()))/7, 2)
+		case 'W':
+			// Weeks starting on Monday.
+			pad((t.YearDay()+6-(int(t.Weekday())+6)%7)/7, 2)
+		case 'V':
+			_, w := t.ISOWeek()
+			pad(w, 2)
+		case 'G':
+			y, _ := t.ISOWeek()
+			pad(y, 4)
+		case 'g':
+			y, _ := t.ISOWeek()
+			pad(y%100, 2)
+		case 'c':
+			b = append(b, Strftime("%a %b %e %H:%M:%S %Y", t)...)
+		case 'x':
+			b = append(b, Strftime("%m/%d/%y", t)...)
+		case 'X':
+			b = append(b, Strftime("%H:%M:%S", t)...)
+		case 'r':
+			b = append(b, Strftime("%I:%M:%S %p", t)...)
 		case 'n':
 			b = append(b, '\n')
 		case 't':

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -287,6 +288,42 @@ func TestStrftime(t *testing.T) {
 	} {
 		if got := Strftime(f, tm); got != want {
 			t.Errorf("Strftime(%q) = %q, want %q", f, got, want)
+		}
+	}
+}
+
+// TestStrftimeAsDate: every conversion as GNU date (glibc's strftime, the
+// one tcpdump -G uses) prints it, in UTC, on dates that try the week
+// numbers (a year starting on a Friday, the ISO year before or after),
+// midnight and noon.
+func TestStrftimeAsDate(t *testing.T) {
+	date, err := exec.LookPath("date")
+	if err != nil {
+		t.Skip("no date command")
+	}
+	const format = "%a|%A|%b|%B|%c|%C|%d|%D|%e|%F|%g|%G|%h|%H|%I|%j|%k|%l|%m|%M|%p|%P|%r|%R|%s|%S|%T|%u|%U|%V|%w|%W|%x|%X|%y|%Y|%z|%Z|%%"
+	for _, tm := range []time.Time{
+		time.Date(2024, 3, 7, 15, 4, 5, 0, time.UTC),
+		time.Date(2021, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(2024, 12, 30, 12, 30, 0, 0, time.UTC),
+		time.Date(2023, 1, 1, 9, 5, 7, 0, time.UTC),
+		time.Date(2020, 12, 31, 23, 59, 59, 0, time.UTC),
+		time.Date(2026, 11, 24, 4, 0, 0, 0, time.UTC),
+	} {
+		cmd := exec.Command(date, "-u", "-d", "@"+strconv.FormatInt(tm.Unix(), 10), "+"+format)
+		cmd.Env = append(os.Environ(), "LC_ALL=C")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("date: %v", err)
+		}
+		want := strings.TrimSuffix(string(out), "\n")
+		if got := Strftime(format, tm); got != want {
+			g, w := strings.Split(got, "|"), strings.Split(want, "|")
+			for i, c := range strings.Split(format, "|") {
+				if i < len(g) && i < len(w) && g[i] != w[i] {
+					t.Errorf("%v: %s = %q, date prints %q", tm, c, g[i], w[i])
+				}
+			}
 		}
 	}
 }
