@@ -4,7 +4,9 @@ package live
 
 import (
 	"errors"
+	"fmt"
 	"net"
+	"reflect"
 	"syscall"
 	"time"
 	"unsafe"
@@ -40,7 +42,19 @@ type backend struct {
 	dgram   bool
 	ifindex int     // the interface bound to; 0 for "any"
 	macOff  uintptr // offset of the data from the tpacket3_hdr on a SOCK_DGRAM socket
+	fd      int     // the socket, for SO_ERROR and getsockname; -1 if unknown
 	closed  bool
+}
+
+// tpacketFD returns the socket of tp, which afpacket does not export, or
+// -1. It is read by name, so that a change of afpacket's struct shows as -1
+// (handled) rather than as a wrong descriptor.
+func tpacketFD(tp *afpacket.TPacket) int {
+	v := reflect.ValueOf(tp).Elem().FieldByName("fd")
+	if !v.IsValid() || !v.CanInt() {
+		return -1
+	}
+	return int(v.Int())
 }
 
 func compileFilter(expr string, lt layers.LinkType, snaplen int) (*bpf.Program, error) {
@@ -172,7 +186,7 @@ func openHandle(opts Options) (*Handle, error) {
 		}
 		return nil, classify("socket", name, err)
 	}
-	b := &backend{tp: tp, dgram: h.cooked, ifindex: ifindex}
+	b := &backend{tp: tp, dgram: h.cooked, ifindex: ifindex, fd: tpacketFD(tp)}
 	// TPACKET3_HDRLEN = TPACKET_ALIGN(sizeof(struct tpacket3_hdr)) +
 	// sizeof(struct sockaddr_ll) = 48 + 20; on a SOCK_DGRAM socket the data
 	// starts at TPACKET_ALIGN(68) + 16 = 96 (net/packet/af_packet.c).
@@ -258,17 +272,84 @@ func loopbackIndex() int {
 	return 0
 }
 
+// read returns the next packet, errTimeout when none came within the poll
+// interval, or ErrInterfaceGone when the interface was deleted.
+//
+// As libpcap 1.10 does, an interface that goes down does not end the
+// capture: the kernel reports ENETDOWN on the socket (poll says POLLERR) and
+// stops feeding the ring, which stays valid, and feeds it again when the
+// interface comes back up. Only an interface that no longer exists ends it:
+// the kernel then unbinds the socket (its address has ifindex -1).
 func (b *backend) read() ([]byte, gopacket.CaptureInfo, error) {
 	data, ci, err := b.tp.ZeroCopyReadPacketData()
 	switch {
 	case err == nil:
 		return data, ci, nil
 	case errors.Is(err, afpacket.ErrTimeout):
+		// Deleting an interface that is down reports nothing on the
+		// socket (it no longer runs): look, when idle (one getsockname
+		// a poll interval).
+		if b.gone() {
+			return nil, ci, ErrInterfaceGone
+		}
 		return nil, ci, errTimeout
-	case errors.Is(err, afpacket.ErrPoll), errors.Is(err, unix.ENETDOWN), errors.Is(err, unix.ENODEV), errors.Is(err, unix.ENXIO):
-		return nil, ci, ErrInterfaceGone
+	case errors.Is(err, afpacket.ErrPoll):
+		return nil, ci, b.pollError()
+	case errors.Is(err, unix.ENETDOWN), errors.Is(err, unix.ENODEV), errors.Is(err, unix.ENXIO):
+		if b.gone() {
+			return nil, ci, ErrInterfaceGone
+		}
+		return nil, ci, errTimeout
 	}
 	return nil, ci, err
+}
+
+// pollError handles POLLERR: it reads (and so clears) the socket's pending
+// error, which would otherwise make every poll return at once, and says
+// whether the capture goes on (errTimeout) or ends.
+func (b *backend) pollError() error {
+	if b.fd < 0 {
+		// The error cannot be cleared: go on at the poll interval
+		// rather than spin, while the interface exists.
+		if b.gone() {
+			return ErrInterfaceGone
+		}
+		time.Sleep(pollTimeout)
+		return errTimeout
+	}
+	soerr, err := unix.GetsockoptInt(b.fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	if err != nil {
+		return fmt.Errorf("SO_ERROR: %w", err)
+	}
+	switch errno := syscall.Errno(soerr); errno {
+	case 0, unix.ENETDOWN:
+		// Down, or deleted (the kernel says ENETDOWN for both).
+		if b.gone() {
+			return ErrInterfaceGone
+		}
+		return errTimeout
+	case unix.ENODEV, unix.ENXIO:
+		return ErrInterfaceGone
+	default:
+		return errno
+	}
+}
+
+// gone reports whether the interface the socket is bound to was deleted:
+// the kernel sets the socket's ifindex to -1 then (libpcap's
+// device_still_exists). "any" is never gone.
+func (b *backend) gone() bool {
+	if b.ifindex == 0 {
+		return false
+	}
+	if b.fd >= 0 {
+		sa, err := unix.Getsockname(b.fd)
+		if ll, ok := sa.(*unix.SockaddrLinklayer); err == nil && ok {
+			return ll.Ifindex != b.ifindex
+		}
+	}
+	_, err := net.InterfaceByIndex(b.ifindex)
+	return err != nil
 }
 
 // linkAddr reads the struct sockaddr_ll the kernel stored in the ring

@@ -19,10 +19,11 @@
 //     rewritten for the cooked socket's view as libpcap does. A program that
 //     cannot run in the kernel (vlan, whose tags Linux strips before socket
 //     filters run) runs in user space on the tagged packet instead.
-//   - Clean ends. An interface that goes away or down ends the capture like
-//     the end of a file ([Source.Next] returns io.EOF and [Handle.Err] says
-//     why); [Handle.Interrupt] ends it from another goroutine within a poll
-//     interval.
+//   - Clean ends. An interface that is deleted ends the capture like the
+//     end of a file ([Source.Next] returns io.EOF and [Handle.Err] says why:
+//     an error that is [ErrInterfaceGone]); one that goes down and comes
+//     back up does not, as with libpcap 1.10; [Handle.Interrupt] ends it
+//     from another goroutine within a poll interval.
 //
 // Zero-copy stops at the ring: each packet is framed as a pcap record and
 // decoded by [capture.NewSource], so live and file captures decode alike.
@@ -62,9 +63,11 @@ var (
 	// ErrNotUp: the interface is down (not IFF_UP): nothing would be
 	// captured on it. libpcap's text (PCAP_ERROR_IFACE_NOT_UP).
 	ErrNotUp = errors.New("live: that device is not up")
-	// ErrInterfaceGone: the interface went down or was removed during the
-	// capture.
-	ErrInterfaceGone = errors.New("live: the interface went down")
+	// ErrInterfaceGone: the interface was deleted during the capture
+	// (libpcap: "The interface disappeared"). Handle.Err returns it
+	// wrapped in a *CaptureError that names the interface. An interface
+	// that merely goes down does not end the capture.
+	ErrInterfaceGone = errors.New("live: the interface disappeared")
 	// ErrNotSupported: live capture is not available in this build on this
 	// platform (build with -tags libpcap).
 	ErrNotSupported = errors.New("live: live capture is not supported on this platform in the pure-Go build (build with -tags libpcap)")
@@ -98,6 +101,18 @@ func trimPrefix(s string) string {
 	}
 	return s
 }
+
+// CaptureError reports why a capture ended by itself ([Handle.Err]).
+type CaptureError struct {
+	Interface string
+	Err       error // e.g. ErrInterfaceGone
+}
+
+// Error returns e.g. "vc: the interface disappeared".
+func (e *CaptureError) Error() string { return e.Interface + ": " + trimPrefix(e.Err.Error()) }
+
+// Unwrap returns the cause.
+func (e *CaptureError) Unwrap() error { return e.Err }
 
 // Options configure a live capture.
 type Options struct {
@@ -169,7 +184,8 @@ func (h *Handle) LinkType() layers.LinkType { return h.lt }
 func (h *Handle) Snaplen() int { return h.snaplen }
 
 // Err returns why the capture ended, when it ended by itself (nil after
-// Interrupt or Close).
+// Interrupt or Close): for a deleted interface, a *CaptureError for which
+// errors.Is(err, ErrInterfaceGone) holds.
 func (h *Handle) Err() error { return h.err }
 
 // Interrupt makes ReadPacket return io.EOF within a poll interval (100 ms);
@@ -197,7 +213,7 @@ var errTimeout = errors.New("live: poll timeout")
 
 // ReadPacket returns the next packet: its octets (valid until the next
 // call) and capture info. It returns io.EOF when the capture ends:
-// Interrupt was called, or the interface went away (Err says so).
+// Interrupt was called, or the interface was deleted (Err says so).
 func (h *Handle) ReadPacket() ([]byte, gopacket.CaptureInfo, error) {
 	for {
 		if h.stopped.Load() {
@@ -210,6 +226,9 @@ func (h *Handle) ReadPacket() ([]byte, gopacket.CaptureInfo, error) {
 		}
 		if err != nil {
 			if h.err == nil {
+				if errors.Is(err, ErrInterfaceGone) {
+					err = &CaptureError{Interface: h.name, Err: err}
+				}
 				h.err = err
 			}
 			return nil, ci, io.EOF
