@@ -60,7 +60,7 @@ func addLiveFlags(fs *flag.FlagSet) *liveFlags {
 	fs.BoolVar(&l.packetBuf, "U", false, "with -w: flush the file after every packet")
 	fs.StringVar(&l.filterFile, "F", "", "read the filter expression from `FILE`")
 	fs.BoolVar(&l.bpfRaw, "bpf-raw", false, "the filter is a raw BPF program as `tcpdump -ddd` prints it (lines or comma-separated), not an expression")
-	fs.StringVar(&l.user, "Z", "", "after opening the capture, drop privileges to `USER` (and its groups) before opening -w files")
+	fs.StringVar(&l.user, "Z", "", "after opening the capture and the first -w file (which is given to USER, as tcpdump does), drop privileges to `USER` (and its groups); the files of -C/-G rotation are made as USER")
 	return l
 }
 
@@ -253,12 +253,9 @@ func openLive(ctx context.Context, l *liveFlags, args []string, stderr io.Writer
 	if err != nil {
 		return fail(err)
 	}
-	if l.user != "" {
-		if err := dropPrivileges(l.user); err != nil {
-			h.Close()
-			return fail(fmt.Errorf("-Z %s: %v", l.user, err))
-		}
-	}
+	// The first -w file is opened before -Z drops privileges, and given
+	// to the user, as tcpdump does: a root-owned directory takes it. (The
+	// files of -C and -G rotation are made later, as the user.)
 	s := &liveSource{stderr: stderr, lineBuf: l.lineBuf, packetBuf: l.packetBuf, maxFiles: l.maxFiles}
 	if l.write != "" {
 		wo, _ := l.writerOptions(h.LinkType(), h.Snaplen(), h.Name())
@@ -268,6 +265,22 @@ func openLive(ctx context.Context, l *liveFlags, args []string, stderr io.Writer
 			return fail(err)
 		}
 		s.w = w
+		if l.user != "" && w.Name() != "-" {
+			if err := chownTo(w.Name(), l.user); err != nil {
+				w.Close()
+				h.Close()
+				return fail(fmt.Errorf("-Z %s: %v", l.user, err))
+			}
+		}
+	}
+	if l.user != "" {
+		if err := dropPrivileges(l.user); err != nil {
+			if s.w != nil {
+				s.w.Close()
+			}
+			h.Close()
+			return fail(fmt.Errorf("-Z %s: %v", l.user, err))
+		}
 	}
 	sctx, stop := signal.NotifyContext(ctx, stopSignals...)
 	s.stop = stop

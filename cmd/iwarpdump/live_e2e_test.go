@@ -761,6 +761,29 @@ func TestLiveDropPrivileges(t *testing.T) {
 		t.Errorf("-w file owned by uid %s, want nobody (%s)", uid, u.Uid)
 	}
 	checkDecode(t, s, d.stdout.Bytes())
+
+	// A directory only root may write to: the -w file is made before
+	// privileges are dropped, and given to nobody, as tcpdump does.
+	rootDir := filepath.Join(dir, "root")
+	if err := os.Mkdir(rootDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wfile = filepath.Join(rootDir, "z.pcapng")
+	d = e.start(t, "-i", e.ifA, "-Z", "nobody", "-w", wfile, "tcp port 7174")
+	e.exchange(t, s)
+	if code := d.stop(t, os.Interrupt); code != 0 {
+		t.Fatalf("root-owned directory: exit %d\n%s", code, d.errText())
+	}
+	fi, err = os.Stat(wfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uid := strconv.Itoa(int(fi.Sys().(*syscall.Stat_t).Uid)); uid != u.Uid {
+		t.Errorf("-w file in a root-owned directory owned by uid %s, want nobody (%s)", uid, u.Uid)
+	}
+	if iw, _ := fileKinds(t, wfile); iw == 0 {
+		t.Errorf("the -w file in a root-owned directory holds no iWARP packet")
+	}
 }
 
 func TestLiveErrors(t *testing.T) {

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"os"
 	"os/user"
 	"strconv"
 	"syscall"
@@ -12,15 +13,7 @@ import (
 // supplementary groups), as tcpdump -Z does after opening the capture:
 // initgroups, setgid, then setuid. Go applies these to every thread.
 func dropPrivileges(name string) error {
-	u, err := user.Lookup(name)
-	if err != nil {
-		return err
-	}
-	uid, err := strconv.Atoi(u.Uid)
-	if err != nil {
-		return err
-	}
-	gid, err := strconv.Atoi(u.Gid)
+	u, uid, gid, err := lookupUser(name)
 	if err != nil {
 		return err
 	}
@@ -39,4 +32,28 @@ func dropPrivileges(name string) error {
 		return err
 	}
 	return syscall.Setuid(uid)
+}
+
+// lookupUser returns user name and its uid and primary gid.
+func lookupUser(name string) (u *user.User, uid, gid int, err error) {
+	if u, err = user.Lookup(name); err != nil {
+		return nil, 0, 0, err
+	}
+	if uid, err = strconv.Atoi(u.Uid); err != nil {
+		return nil, 0, 0, err
+	}
+	if gid, err = strconv.Atoi(u.Gid); err != nil {
+		return nil, 0, 0, err
+	}
+	return u, uid, gid, nil
+}
+
+// chownTo gives file path to user name and its primary group, as tcpdump
+// -Z does with the -w file it opened before dropping privileges.
+func chownTo(path, name string) error {
+	_, uid, gid, err := lookupUser(name)
+	if err != nil {
+		return err
+	}
+	return os.Chown(path, uid, gid)
 }
