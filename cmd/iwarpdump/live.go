@@ -429,7 +429,11 @@ func (s *liveSource) Close() error {
 	var failed error
 	if err := h.Err(); err != nil {
 		// The interface went away: the capture failed (tcpdump exits 1).
-		fmt.Fprintf(s.stderr, "iwarpdump: %s: %v\n", h.Name(), strings.TrimPrefix(err.Error(), "live: "))
+		if errors.As(err, new(*live.CaptureError)) {
+			fmt.Fprintf(s.stderr, "iwarpdump: %v\n", err) // it names the interface
+		} else {
+			fmt.Fprintf(s.stderr, "iwarpdump: %s: %v\n", h.Name(), strings.TrimPrefix(err.Error(), "live: "))
+		}
 		failed = reportedError{err}
 	}
 	if s.w != nil {

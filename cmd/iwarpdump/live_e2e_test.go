@@ -657,7 +657,7 @@ func TestLiveInterfaceGone(t *testing.T) {
 	if code := d.wait(t); code != 1 {
 		t.Fatalf("exit %d\n%s", code, d.errText())
 	}
-	if !strings.Contains(d.errText(), "went down") && !strings.Contains(d.errText(), "disappeared") {
+	if !strings.Contains(d.errText(), "iwarpdump: "+e.ifA+": the interface disappeared\n") {
 		t.Errorf("no message about the interface:\n%s", d.errText())
 	}
 	stats(t, d.errText())
