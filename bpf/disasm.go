@@ -53,8 +53,8 @@ const (
 
 // ancillary names Linux's ancillary loads as libpcap's bpf_image does.
 var ancillary = map[uint32]string{
-	0: "proto", 4: "type", 8: "ifidx", 12: "nla", 16: "nlattr", 20: "mark", 24: "queue",
-	28: "hatype", 32: "rxhash", 36: "cpu", 40: "vlan_tci", 44: "vlanp", 48: "poff",
+	0: "proto", 4: "type", 8: "ifidx", 12: "nla", 16: "nlan", 20: "mark", 24: "queue",
+	28: "hatype", 32: "rxhash", 36: "cpu", 44: "vlan_tci", 48: "vlanp", 52: "poff",
 }
 
 // image returns an instruction's operation and operand as bpf_image
