@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -250,4 +251,66 @@ func TestOptionChecks(t *testing.T) {
 	if c1 != 0 || c1 != c2 || o1 != o2 || o1 == "" {
 		t.Errorf("-F with comments: exit %d (%s), %d octets; the expression: exit %d, %d octets", c1, e1, len(o1), c2, len(o2))
 	}
+}
+
+// TestDumpProgram: -d, -dd and -ddd print the compiled filter as tcpdump
+// does, for the -r file's link type, and exit; the -ddd program, read
+// back with --bpf-raw, selects the frames tcpdump selects with the
+// expression.
+func TestDumpProgram(t *testing.T) {
+	f := siw + "crc_v2_iwtest_ops.pcap"
+	for _, expr := range []string{"tcp port 70000", "tcp port 7174", "host 192.0.2.1 and not port 22", "ip6 or udp"} {
+		code, ddd, errs := runCmd(t, nil, "-ddd", "-r", f, expr)
+		if strings.Contains(expr, "70000") {
+			if code != 2 || !strings.Contains(errs, "70000") {
+				t.Errorf("%q: exit %d: %s", expr, code, errs)
+			}
+			continue
+		}
+		if code != 0 || !strings.HasPrefix(ddd, strconv.Itoa(strings.Count(ddd, "\n")-1)+"\n") {
+			t.Fatalf("-ddd %q: exit %d, %q (%s)", expr, code, ddd, errs)
+		}
+		_, d, _ := runCmd(t, nil, "-d", "-r", f, expr)
+		_, dd, _ := runCmd(t, nil, "-dd", "-r", f, expr)
+		n := strings.Count(ddd, "\n") - 1
+		if strings.Count(d, "\n") != n || strings.Count(dd, "\n") != n || !strings.HasPrefix(d, "(000) ") || !strings.HasPrefix(dd, "{ 0x") {
+			t.Errorf("%q: -d %q, -dd %q for %d instructions", expr, d, dd, n)
+		}
+		raw := filepath.Join(t.TempDir(), "prog")
+		if err := os.WriteFile(raw, []byte(ddd), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, withRaw, _ := runCmd(t, nil, "-r", f, "-w", filepath.Join(t.TempDir(), "o.pcap"), "--pcap", "-q", "--bpf-raw", "-F", raw)
+		_, withExpr, _ := runCmd(t, nil, "-r", f, "-q", expr)
+		if withRaw != withExpr {
+			t.Errorf("%q: the -ddd program decodes to %d octets, the expression to %d", expr, len(withRaw), len(withExpr))
+		}
+		if want := tcpdumpCount(t, f, expr); want >= 0 {
+			all, passed := countFile(t, f, nil)
+			ws, code := parseLive(t, "--bpf-raw", "-F", raw).wrapFile(mustOpen(t, f), nil, io.Discard)
+			if code != 0 {
+				t.Fatalf("exit %d", code)
+			}
+			got := 0
+			for {
+				if _, err := ws.Next(); err != nil {
+					break
+				}
+				got++
+			}
+			ws.Close()
+			if got != want {
+				t.Errorf("%q: the -ddd program keeps %d of %d frames (%d), tcpdump %d", expr, got, all, passed, want)
+			}
+		}
+	}
+}
+
+func mustOpen(t *testing.T, path string) *capture.Source {
+	t.Helper()
+	src, err := capture.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
 }

@@ -103,6 +103,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
+	if live.dump > 0 {
+		return live.dumpProgram(int(live.dump), files, fs.Args(), stdout, stderr)
+	}
 	if len(files) == 0 && !live.active() {
 		fmt.Fprintln(stderr, "iwarpdump: no capture source given (use -r FILE or -i IFACE)")
 		fullUsage()
