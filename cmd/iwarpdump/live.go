@@ -297,8 +297,15 @@ func openLive(ctx context.Context, l *liveFlags, args []string, stderr io.Writer
 	s.watchUSR1()
 	name, desc := linkTypeName(h.LinkType())
 	fmt.Fprintf(stderr, "iwarpdump: listening on %s, link-type %s (%s), snapshot length %d bytes\n", h.Name(), name, desc, h.Snaplen())
-	if h.FilterInUserSpace() {
+	switch {
+	case h.FilterInUserSpace() && l.bpfRaw:
+		// The kernel could not take it: Linux gives -i any's socket its
+		// own cooked header, not the SLL one the program reads.
+		fmt.Fprintf(stderr, "iwarpdump: the raw program runs in user space, on %s packets: it must be written for that link type (tcpdump -ddd -y %s EXPR)\n", name, name)
+	case h.FilterInUserSpace():
 		fmt.Fprintln(stderr, "iwarpdump: the filter runs in user space (Linux strips VLAN tags before socket filters see packets)")
+	case l.bpfRaw && h.LinkType() != layers.LinkTypeEthernet:
+		fmt.Fprintf(stderr, "iwarpdump: the raw program reads %s packets: it must be written for that link type (tcpdump -ddd -y %s EXPR)\n", name, name)
 	}
 	return s, 0
 }
