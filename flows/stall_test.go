@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
 	"github.com/iwarpkit/iwarpkit/flows"
 	"github.com/iwarpkit/iwarpkit/internal/testutil"
+	"github.com/iwarpkit/iwarpkit/synth"
 )
 
 // pauseEdit makes a stall in a real capture: every frame after frame
@@ -292,4 +294,49 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// TestReleaseBefore: the records held behind a message still open (an
+// RDMA Write whose last segment is lost, on a connection left open) come
+// out when ReleaseBefore passes their time, out of frame order, as a live
+// capture needs; those of later frames than the time stay held.
+func TestReleaseBefore(t *testing.T) {
+	c := baseConn(40100)
+	c.MaxULPDU = 512
+	c.Ops = []synth.Op{{Dir: synth.I2R, Kind: synth.Write, Size: 4096, STag: 0x51},
+		{Dir: synth.R2I, Kind: synth.Send, Size: 16}}
+	c.Impair.Drop = []synth.SegRef{{Dir: synth.I2R, Index: 8}} // the Write's last segment (index 0: the MPA Request)
+	c.Close.Kind = synth.CloseNone
+	pkts := testutil.ReadPackets(generate(t, []synth.Conn{c}))
+	var got []*flows.Record
+	d := flows.NewDecoder(flows.Options{}, func(r *flows.Record) { got = append(got, r) })
+	for i := range pkts {
+		d.Packet(&pkts[i])
+	}
+	sends := func() int {
+		n := 0
+		for _, r := range got {
+			if r.Type == flows.RecFPDU && r.FPDU.SegOK && r.FPDU.Seg.Opcode == rdmap.OpSend {
+				n++
+			}
+		}
+		return n
+	}
+	if sends() != 0 {
+		t.Fatalf("the Send came out before its time: the test does not hold it")
+	}
+	last := pkts[len(pkts)-1].TS
+	d.ReleaseBefore(pkts[0].TS) // nothing is that old
+	if sends() != 0 {
+		t.Errorf("ReleaseBefore(the first packet's time) let the Send out")
+	}
+	d.ReleaseBefore(last.Add(time.Nanosecond))
+	if sends() != 1 || d.Unordered() == 0 {
+		t.Errorf("after ReleaseBefore: %d Sends out, %d records out of order", sends(), d.Unordered())
+	}
+	held := len(got)
+	d.Close()
+	if len(got) <= held {
+		t.Errorf("Close emitted nothing more (the Write's message record)")
+	}
 }
