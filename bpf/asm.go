@@ -25,6 +25,7 @@ type pins struct {
 	val  uint32
 	t, f int // labels
 	far  bool
+	x    bool // piCond compares A with X rather than val
 }
 
 // codegen emits a node tree as short-circuit jump code.
@@ -57,6 +58,8 @@ func (g *codegen) gen(n node, t, f int) {
 		g.gen(n.a, t, m)
 		g.place(m)
 		g.gen(n.b, t, f)
+	case *nRel:
+		g.rel(n, t, f)
 	case *nTest:
 		if n.ind {
 			g.out = append(g.out, pins{ins: xbpf.LoadMemShift{Off: n.hl}})
@@ -225,6 +228,18 @@ func (g *codegen) link() ([]xbpf.Instruction, error) {
 		case piJa:
 			out = append(out, xbpf.Jump{Skip: uint32(pos[c.t] - i - 1)})
 		case piCond:
+			if c.x {
+				if c.far {
+					out = append(out,
+						xbpf.JumpIfX{Cond: c.cond, SkipTrue: 0, SkipFalse: 1},
+						xbpf.Jump{Skip: uint32(pos[c.t] - i - 2)},
+						xbpf.Jump{Skip: uint32(pos[c.f] - i - 3)})
+					break
+				}
+				out = append(out, xbpf.JumpIfX{Cond: c.cond,
+					SkipTrue: uint8(pos[c.t] - i - 1), SkipFalse: uint8(pos[c.f] - i - 1)})
+				break
+			}
 			if c.far {
 				out = append(out,
 					xbpf.JumpIf{Cond: c.cond, Val: c.val, SkipTrue: 0, SkipFalse: 1},

@@ -12,7 +12,7 @@ func BenchmarkMatch(b *testing.B) {
 		b.Fatal(err)
 	}
 	m, _ := p.NewMatcher()
-	f := etherFrame(nil, netPacket{etherIPv4, ipv4Packet(corpusV4[1], corpusV4[2], protoTCP, 0, 0, transport(protoTCP, 40000, 7174))})
+	f := etherFrame(nil, netPacket{etype: etherIPv4, data: ipv4Packet(corpusV4[1], corpusV4[2], protoTCP, 0, 0, transport(protoTCP, 40000, 7174))})
 	b.ReportAllocs()
 	b.SetBytes(int64(len(f)))
 	for b.Loop() {
@@ -34,7 +34,7 @@ func BenchmarkCompile(b *testing.B) {
 func TestMatchNoAllocs(t *testing.T) {
 	p, _ := Compile("vlan or tcp port 80 or net 10.0.0.0/8", layers.LinkTypeEthernet, 0)
 	m, _ := p.NewMatcher()
-	f := etherFrame(nil, netPacket{etherIPv4, ipv4Packet(corpusV4[1], corpusV4[2], protoTCP, 1, 0, transport(protoTCP, 40000, 80))})
+	f := etherFrame(nil, netPacket{etype: etherIPv4, data: ipv4Packet(corpusV4[1], corpusV4[2], protoTCP, 1, 0, transport(protoTCP, 40000, 80))})
 	if n := testing.AllocsPerRun(100, func() { m.Match(f) }); n != 0 {
 		t.Errorf("Match allocates %v times", n)
 	}

@@ -114,6 +114,92 @@ func arpPacket(op uint16, spa, tpa netip.Addr) []byte {
 type netPacket struct {
 	etype uint16
 	data  []byte
+	dst   []byte // the Ethernet destination, when not 02:02:02:02:02:02
+}
+
+// etherLLC is the netPacket etype of an 802.2 LLC packet: a length on
+// Ethernet, LINUX_SLL_P_802_2 in a cooked header.
+const etherLLC = 4
+
+// tcpSegment is a TCP header with flags, data offset doff (words) and a
+// payload.
+func tcpSegment(sp, dp uint16, flags byte, doff int, payload []byte) []byte {
+	h := make([]byte, 4*doff, 4*doff+len(payload))
+	be16(h[0:], sp)
+	be16(h[2:], dp)
+	h[12] = byte(doff) << 4
+	h[13] = flags
+	for i := 20; i < len(h); i++ {
+		h[i] = 1 // NOP options
+	}
+	return append(h, payload...)
+}
+
+// corpusExtra are packets for the accessor, length and link-layer
+// primitives: TCP flags and payloads, ICMP and ICMPv6 types, multicast and
+// broadcast destinations, 802.2 LLC, other IP protocols.
+func corpusExtra() []netPacket {
+	var out []netPacket
+	a, b := corpusV4[0], corpusV4[1]
+	flags := []byte{0x02, 0x12, 0x11, 0x04, 0x10, 0x18, 0xc2, 0x29}
+	for i, fl := range flags {
+		doff := 5 + 3*(i%2)
+		pl := []byte("GET / HTTP/1.0")
+		if i%3 == 2 {
+			pl = []byte("POST")
+		}
+		tr := tcpSegment(uint16(1000+i), 80, fl, doff, pl)
+		out = append(out, netPacket{etype: etherIPv4, data: ipv4Packet(a, b, protoTCP, i%2, 0, tr)})
+		out = append(out, netPacket{etype: etherIPv6, data: ipv6Packet(corpusV6[0], corpusV6[1], protoTCP, tr)})
+	}
+	for i, v := range []uint16{0x1234, 0x4321, 0x1234} {
+		u := transport(protoUDP, 5000, uint16(53+i))
+		be16(u[8:], v)
+		out = append(out, netPacket{etype: etherIPv4, data: ipv4Packet(b, a, protoUDP, i, 0, u)})
+		out = append(out, netPacket{etype: etherIPv6, data: ipv6Packet(corpusV6[1], corpusV6[0], protoUDP, u)})
+	}
+	for _, tc := range [][2]byte{{0, 0}, {3, 1}, {3, 3}, {11, 0}, {8, 0}} {
+		ic := []byte{tc[0], tc[1], 0, 0, 0, 1, 0, 1, 0xaa, 0xbb}
+		out = append(out, netPacket{etype: etherIPv4, data: ipv4Packet(a, b, protoICMP, 0, 0, ic)})
+	}
+	for _, ty := range []byte{128, 129, 135, 1} {
+		ic := []byte{ty, 0, 0, 0, 0, 0, 0, 0}
+		out = append(out, netPacket{etype: etherIPv6, data: ipv6Packet(corpusV6[2], corpusV6[0], protoICMPv6, ic)})
+	}
+	// Multicast and broadcast, at the link and network layers.
+	bcast := []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+	mcast4 := []byte{0x01, 0x00, 0x5e, 0x00, 0x00, 0xfb}
+	mcast6 := []byte{0x33, 0x33, 0x00, 0x00, 0x00, 0x01}
+	udp := transport(protoUDP, 5353, 5353)
+	out = append(out,
+		netPacket{etype: etherIPv4, data: ipv4Packet(a, netip.MustParseAddr("224.0.0.251"), protoUDP, 0, 0, udp), dst: mcast4},
+		netPacket{etype: etherIPv4, data: ipv4Packet(a, netip.MustParseAddr("239.1.2.3"), protoUDP, 1, 0, udp), dst: mcast4},
+		netPacket{etype: etherIPv4, data: ipv4Packet(a, netip.MustParseAddr("255.255.255.255"), protoUDP, 0, 0, udp), dst: bcast},
+		netPacket{etype: etherIPv4, data: ipv4Packet(a, netip.MustParseAddr("223.255.255.255"), protoUDP, 0, 0, udp), dst: nil},
+		netPacket{etype: etherIPv6, data: ipv6Packet(corpusV6[2], netip.MustParseAddr("ff02::1"), protoICMPv6, []byte{134, 0, 0, 0, 0, 0, 0, 0}), dst: mcast6},
+		netPacket{etype: etherIPv6, data: ipv6Packet(corpusV6[2], netip.MustParseAddr("ff02::fb"), protoUDP, udp), dst: mcast6},
+		netPacket{etype: etherARP, data: arpPacket(1, a, b), dst: bcast},
+		netPacket{etype: etherARP, data: arpPacket(1, b, a), dst: []byte{0x10, 0x11, 0x12, 0x13, 0x14, 0x15}}, // to its source
+	)
+	// Other IP protocols: IGMP, PIM, VRRP, AH, ESP, IGRP.
+	for _, pr := range []byte{2, 103, 112, 51, 50, 9} {
+		pl := []byte{0x11, 0x64, 0, 0, 224, 0, 0, 1}
+		out = append(out, netPacket{etype: etherIPv4, data: ipv4Packet(b, netip.MustParseAddr("224.0.0.1"), pr, 0, 0, pl), dst: mcast4})
+		out = append(out, netPacket{etype: etherIPv6, data: ipv6Packet(corpusV6[1], corpusV6[4], pr, pl)})
+	}
+	// A later IGMP fragment.
+	out = append(out, netPacket{etype: etherIPv4, data: ipv4Packet(b, a, 2, 0, 185, []byte{0x11, 0, 0, 0, 0, 0, 0, 0})})
+	// 802.2 LLC: STP (DSAP 0x42), SAP 0x64, SNAP.
+	for _, sap := range []byte{0x42, 0x64, 0xaa} {
+		out = append(out, netPacket{etype: etherLLC, data: []byte{sap, sap, 0x03, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}})
+	}
+	// Other ethertypes: loopback, DECnet, a VLAN tag as the protocol.
+	out = append(out, netPacket{etype: 0x9000, data: make([]byte, 46)}, netPacket{etype: 0x6003, data: make([]byte, 46)})
+	// Long packets, for len, less and greater.
+	long := make([]byte, 1200)
+	out = append(out, netPacket{etype: etherIPv4, data: ipv4Packet(a, b, protoUDP, 0, 0, append(transport(protoUDP, 9, 9), long...))})
+	out = append(out, netPacket{etype: etherIPv6, data: ipv6Packet(corpusV6[0], corpusV6[1], protoTCP, append(tcpSegment(9, 9, 0x10, 5, nil), long[:500]...))})
+	return out
 }
 
 func corpusNet() []netPacket {
@@ -129,7 +215,7 @@ func corpusNet() []netPacket {
 				for pi, sp := range corpusPorts {
 					dp := corpusPorts[(pi+k+i)%len(corpusPorts)]
 					opts := (i + j + pi) % 3 // 0, 1 or 2 option words
-					out = append(out, netPacket{etherIPv4, ipv4Packet(s, d, pr, opts, 0, transport(pr, sp, dp))})
+					out = append(out, netPacket{etype: etherIPv4, data: ipv4Packet(s, d, pr, opts, 0, transport(pr, sp, dp))})
 				}
 			}
 		}
@@ -137,8 +223,8 @@ func corpusNet() []netPacket {
 	// IPv4 fragments: first (MF, offset 0), middle and last.
 	for _, sp := range []uint16{80, 443, 150} {
 		for _, ff := range []uint16{0x2000, 0x2000 | 185, 370, 0x4000 /* DF */} {
-			out = append(out, netPacket{etherIPv4, ipv4Packet(corpusV4[0], corpusV4[1], protoTCP, 0, ff, transport(protoTCP, sp, 22))})
-			out = append(out, netPacket{etherIPv4, ipv4Packet(corpusV4[1], corpusV4[0], protoUDP, 1, ff, transport(protoUDP, 22, sp))})
+			out = append(out, netPacket{etype: etherIPv4, data: ipv4Packet(corpusV4[0], corpusV4[1], protoTCP, 0, ff, transport(protoTCP, sp, 22))})
+			out = append(out, netPacket{etype: etherIPv4, data: ipv4Packet(corpusV4[1], corpusV4[0], protoUDP, 1, ff, transport(protoUDP, 22, sp))})
 		}
 	}
 	// IPv6.
@@ -150,7 +236,7 @@ func corpusNet() []netPacket {
 						continue
 					}
 					dp := corpusPorts[(pi+k+j)%len(corpusPorts)]
-					out = append(out, netPacket{etherIPv6, ipv6Packet(s, d, pr, transport(pr, sp, dp))})
+					out = append(out, netPacket{etype: etherIPv6, data: ipv6Packet(s, d, pr, transport(pr, sp, dp))})
 				}
 			}
 		}
@@ -161,20 +247,20 @@ func corpusNet() []netPacket {
 		for _, sp := range []uint16{80, 443, 150} {
 			tr := transport(pr, sp, 22)
 			out = append(out,
-				netPacket{etherIPv6, ipv6Packet(corpusV6[0], corpusV6[1], protoFrag6, ext6(pr, protoFrag6, 0, true, tr))},
-				netPacket{etherIPv6, ipv6Packet(corpusV6[0], corpusV6[1], protoFrag6, ext6(pr, protoFrag6, 100, false, tr))},
-				netPacket{etherIPv6, ipv6Packet(corpusV6[1], corpusV6[0], 0, ext6(pr, 0, 0, false, tr))})
+				netPacket{etype: etherIPv6, data: ipv6Packet(corpusV6[0], corpusV6[1], protoFrag6, ext6(pr, protoFrag6, 0, true, tr))},
+				netPacket{etype: etherIPv6, data: ipv6Packet(corpusV6[0], corpusV6[1], protoFrag6, ext6(pr, protoFrag6, 100, false, tr))},
+				netPacket{etype: etherIPv6, data: ipv6Packet(corpusV6[1], corpusV6[0], 0, ext6(pr, 0, 0, false, tr))})
 		}
 	}
 	// ARP and RARP, requests and replies.
 	for i, s := range corpusV4 {
 		d := corpusV4[(i+3)%len(corpusV4)]
-		out = append(out, netPacket{etherARP, arpPacket(1, s, d)}, netPacket{etherARP, arpPacket(2, d, s)})
-		out = append(out, netPacket{etherRARP, arpPacket(3, s, d)})
+		out = append(out, netPacket{etype: etherARP, data: arpPacket(1, s, d)}, netPacket{etype: etherARP, data: arpPacket(2, d, s)})
+		out = append(out, netPacket{etype: etherRARP, data: arpPacket(3, s, d)})
 	}
 	// Another ethertype.
-	out = append(out, netPacket{0x88cc, make([]byte, 46)})
-	return out
+	out = append(out, netPacket{etype: 0x88cc, data: make([]byte, 46)})
+	return append(out, corpusExtra()...)
 }
 
 func etherFrame(tags []uint16, np netPacket) []byte {
@@ -182,6 +268,12 @@ func etherFrame(tags []uint16, np netPacket) []byte {
 	for i := range 6 {
 		b[i] = 0x02
 		b[6+i] = byte(0x10 + i)
+	}
+	if np.dst != nil {
+		copy(b, np.dst)
+	}
+	if np.etype == etherLLC {
+		np.etype = uint16(len(np.data))
 	}
 	for i, tpid := range tags {
 		vid := uint16(100 + i*100)

@@ -21,14 +21,58 @@
 //   - No allocation per packet: [Matcher.Match] runs the program in
 //     golang.org/x/net/bpf's VM.
 //
-// The subset: host, net (CIDR, "mask" and abbreviated forms such as
-// "net 10.1"), port, portrange, proto with the direction qualifiers src, dst,
-// "src or dst" and "src and dst"; the protocol qualifiers and primitives ip,
-// ip6, arp, rarp, tcp, udp, sctp, icmp and icmp6; vlan [ID]; and, or, not
-// (also &&, || and !) and parentheses. Host and port names are not looked up:
-// use addresses and numbers. Link types: Ethernet (DLT_EN10MB), Linux cooked
-// v1 and v2 (DLT_LINUX_SLL, DLT_LINUX_SLL2), raw IP (DLT_RAW, 12, 14 and 101)
-// and LINKTYPE_IPV4/IPV6.
+// The subset:
+//
+//   - host, net (CIDR, "mask" and abbreviated forms such as "net 10.1"),
+//     port, portrange and proto, with the direction qualifiers src, dst,
+//     "src or dst" and "src and dst"; ports may be service names ("port
+//     http", "portrange ftp-data-ssh"), resolved as libpcap does through
+//     /etc/services when it exists (a name listed for TCP only means TCP
+//     ports only), else through a built-in table of common names.
+//   - The protocol qualifiers and primitives ip, ip6, arp, rarp, tcp, udp,
+//     sctp, icmp, icmp6, igmp, igrp, pim, vrrp, carp, ah and esp.
+//   - Link layer: ether host/src/dst MAC (also "link", "ppp" and "slip"),
+//     ether proto N or \NAME (ip, ip6, arp, rarp, loopback, decnet, lat,
+//     sca, mopdl, moprc; values up to 1500 are 802.2 SAPs), broadcast,
+//     multicast and "ether broadcast/multicast" (Ethernet only, as in
+//     libpcap), ip multicast and ip6 multicast; vlan [ID].
+//   - Relations "expr relop expr" (> < >= <= = == !=) over packet data
+//     accessors proto[expr] and proto[expr:size] (size 1, 2 or 4; proto one
+//     of ether, link, ppp, slip, ip, ip6, arp, rarp, tcp, udp, sctp, icmp,
+//     icmp6, igmp, igrp, pim, vrrp, carp), len (the captured length, "ld
+//     #pktlen"), numbers and the named numbers (tcpflags, tcp-syn...,
+//     icmptype, icmp-echo..., icmp6type, icmp6-echo...), with + - * / % &
+//     | ^ << >>, unary minus and parentheses; less N and greater N.
+//   - and, or, not (also &&, || and !) and parentheses.
+//
+// Accessors follow libpcap: ip[...] and ip6[...] only match packets of
+// that protocol; tcp[...], udp[...] and the other transport accessors only
+// match IPv4 packets of that protocol that are not a fragment other than
+// the first (never IPv6, as libpcap); icmp6[...] reads after a fixed IPv6
+// header whose next header is ICMPv6. A binary operator keeps the protocol
+// checks of its left operand only ("0 + tcp[13] = 2" has none, as in
+// libpcap); constants fold, and "x * 0", "0 / x" and the like drop the
+// loads of x, as libpcap's optimizer does. Division or modulus by a
+// constant 0 and shifts by more than 31 bits are refused, as libpcap
+// refuses them.
+//
+// Outside the subset: host names (use addresses), "ip broadcast" (its
+// meaning depends on the capture interface's netmask), protochain, gateway,
+// inbound/outbound, ifindex, MPLS, PPPoE, Geneve, 802.11, ATM and the
+// other protocol families of pcap-filter(7), ether proto values that
+// libpcap tests through several LLC/SNAP encapsulations (\iso, \ipx,
+// \netbeui, \atalk, \aarp...). Link types: Ethernet (DLT_EN10MB), Linux
+// cooked v1 and v2 (DLT_LINUX_SLL, DLT_LINUX_SLL2), raw IP (DLT_RAW, 12,
+// 14 and 101) and LINKTYPE_IPV4/IPV6.
+//
+// Verdicts can differ from tcpdump's only on frames cut short by the snap
+// length where libpcap's optimizer moved a test of one primitive ahead of
+// a load of another, e.g. "port http or 443" (TCP port 80, or 443 of any
+// protocol) on a TCP segment cut inside its destination port.
+//
+// A program that reads len or the cooked header (ether[...] on "-i any")
+// cannot run as a Linux socket filter: [CookedForKernel] says so, and the
+// packets are filtered in user space, as libpcap does.
 //
 // For Linux sockets, [CookedForKernel] rewrites a program compiled for
 // DLT_LINUX_SLL to the view a SOCK_DGRAM packet socket's filter has (the

@@ -1,6 +1,7 @@
 package bpf_test
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/gopacket/gopacket/layers"
@@ -30,8 +31,8 @@ func ExampleCompile() {
 }
 
 func ExampleCompile_unsupported() {
-	_, err := bpf.Compile("tcp[13] & 2 != 0", layers.LinkTypeEthernet, 0)
-	fmt.Println(err != nil)
+	_, err := bpf.Compile("ip6 protochain 6", layers.LinkTypeEthernet, 0)
+	fmt.Println(errors.Is(err, bpf.ErrUnsupported))
 	// Output: true
 }
 

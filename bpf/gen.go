@@ -182,6 +182,18 @@ func (p *parser) protoAbbrev(pr uint8, t token) node {
 		return p.genProto(t, protoICMP, qual{proto: pIP})
 	case pICMP6:
 		return p.genProto(t, protoICMPv6, qual{proto: pIP6})
+	case pIGMP:
+		return p.genProto(t, 2, qual{proto: pIP})
+	case pIGRP:
+		return p.genProto(t, 9, qual{proto: pIP})
+	case pPIM:
+		return p.genProto(t, 103, qual{})
+	case pVRRP, pCARP:
+		return p.genProto(t, 112, qual{proto: pIP})
+	case pAH:
+		return p.genProto(t, 51, qual{})
+	case pESP:
+		return p.genProto(t, 50, qual{})
 	}
 	p.fail(t, false, "syntax error at %q", t.text)
 	return nil
@@ -276,11 +288,15 @@ func orNode(a, b node) node {
 func (p *parser) lower(n node) node {
 	switch n := n.(type) {
 	case nAnd:
-		return nAnd{p.lower(n.a), p.lower(n.b)}
+		return andConst(p.lower(n.a), p.lower(n.b))
 	case nOr:
-		return nOr{p.lower(n.a), p.lower(n.b)}
+		return orConst(p.lower(n.a), p.lower(n.b))
 	case nNot:
-		return nNot{p.lower(n.a)}
+		a := p.lower(n.a)
+		if c, ok := a.(nConst); ok {
+			return !c
+		}
+		return nNot{a}
 	case *nPrim:
 		saved := p.shift
 		p.shift = n.shift
@@ -295,6 +311,41 @@ func (p *parser) lower(n node) node {
 		}
 	}
 	return n
+}
+
+// andConst and orConst fold constant operands as libpcap's optimizer
+// does: "a or true" accepts every packet, even one too short for the
+// loads of a; "a and false" rejects every packet.
+func andConst(a, b node) node {
+	if c, ok := a.(nConst); ok {
+		if !c {
+			return c
+		}
+		return b
+	}
+	if c, ok := b.(nConst); ok {
+		if !c {
+			return c
+		}
+		return a
+	}
+	return nAnd{a, b}
+}
+
+func orConst(a, b node) node {
+	if c, ok := a.(nConst); ok {
+		if c {
+			return c
+		}
+		return b
+	}
+	if c, ok := b.(nConst); ok {
+		if c {
+			return c
+		}
+		return a
+	}
+	return nOr{a, b}
 }
 
 // anyOf ORs one test per value.

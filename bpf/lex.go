@@ -1,5 +1,7 @@
 package bpf
 
+import "strings"
+
 // tokKind is the kind of a lexical token of a filter expression.
 type tokKind uint8
 
@@ -11,8 +13,12 @@ const (
 	tNot   // not, !
 	tAnd   // and, &&
 	tOr    // or, ||
-	tSlash // the '/' of a CIDR prefix
-	tBad   // a character outside the subset (accessors, arithmetic)
+	tSlash // '/': a CIDR prefix, or division
+	tOp    // an arithmetic or relational operator: + - * % & | ^ << >> > < >= <= = == !=
+	tLBrack
+	tRBrack
+	tColon // the ':' of proto[offset:size]
+	tBad   // a character outside the grammar
 )
 
 // token is one lexical token and its byte offset in the expression.
@@ -51,6 +57,10 @@ func lex(expr string) []token {
 			toks = append(toks, token{tRParen, ")", i})
 		case c == '/':
 			toks = append(toks, token{tSlash, "/", i})
+		case c == '[':
+			toks = append(toks, token{tLBrack, "[", i})
+		case c == ']':
+			toks = append(toks, token{tRBrack, "]", i})
 		case c == '!' && (i+1 >= len(expr) || expr[i+1] != '='):
 			toks = append(toks, token{tNot, "!", i})
 		case c == '&' && i+1 < len(expr) && expr[i+1] == '&':
@@ -61,12 +71,37 @@ func lex(expr string) []token {
 			toks = append(toks, token{tOr, "||", i})
 			i += 2
 			continue
+		case c == '-' || c == '+' || c == '*' || c == '%' || c == '&' || c == '|' || c == '^' ||
+			c == '<' || c == '>' || c == '=' || c == '!':
+			// Two-character operators first: << >> >= <= == !=.
+			if i+1 < len(expr) {
+				switch two := expr[i : i+2]; two {
+				case "<<", ">>", ">=", "<=", "==", "!=":
+					toks = append(toks, token{tOp, two, i})
+					i += 2
+					continue
+				}
+			}
+			toks = append(toks, token{tOp, expr[i : i+1], i})
 		case isWordByte(c):
+			// A word does not start with '-' (taken above as an
+			// operator), as in libpcap's scanner: "ip[0]-1" is
+			// "ip[0] - 1", but "icmp-echo" and "1-1" are one word.
 			j := i
 			for j < len(expr) && isWordByte(expr[j]) {
 				j++
 			}
 			w := expr[i:j]
+			if k := strings.IndexByte(w, ':'); k >= 0 && strings.Count(w, ":") == 1 {
+				// One colon: not an IPv6 or MAC address but the
+				// offset and size of an accessor ("tcp[12:1]").
+				if k > 0 {
+					toks = append(toks, token{tWord, w[:k], i})
+				}
+				toks = append(toks, token{tColon, ":", i + k})
+				i += k + 1
+				continue
+			}
 			k := tWord
 			switch w {
 			case "and":

@@ -20,14 +20,30 @@ const (
 	pSCTP
 	pICMP
 	pICMP6
+	pIGMP
+	pIGRP
+	pPIM
+	pVRRP
+	pCARP
+	pAH
+	pESP
+	pLink // ether, link, ppp, slip
 )
 
 var protoNames = map[string]uint8{
 	"ip": pIP, "ip6": pIP6, "arp": pARP, "rarp": pRARP, "tcp": pTCP,
 	"udp": pUDP, "sctp": pSCTP, "icmp": pICMP, "icmp6": pICMP6,
+	"igmp": pIGMP, "igrp": pIGRP, "pim": pPIM, "vrrp": pVRRP, "carp": pCARP,
+	"ah": pAH, "esp": pESP,
 }
 
+// linkNames are libpcap's names of the link-layer qualifier.
+var linkNames = map[string]bool{"ether": true, "link": true, "ppp": true, "slip": true}
+
 func protoString(p uint8) string {
+	if p == pLink {
+		return "link"
+	}
 	for k, v := range protoNames {
 		if v == p {
 			return k
@@ -63,12 +79,8 @@ type qual struct {
 // Keywords of pcap-filter(7) outside the subset, so that they are reported
 // as such rather than as names that cannot be looked up.
 var unsupportedKeywords = map[string]string{
-	"ether": "link-layer (ether) primitives", "fddi": "link-layer primitives",
-	"tr": "link-layer primitives", "wlan": "802.11 primitives", "link": "link-layer primitives",
-	"ppp": "link-layer primitives", "slip": "link-layer primitives",
-	"gateway": "gateway", "broadcast": "broadcast", "multicast": "multicast",
-	"less": "length comparisons (less)", "greater": "length comparisons (greater)",
-	"len": "packet length expressions", "inbound": "direction (inbound)",
+	"fddi": "FDDI primitives", "tr": "token ring primitives", "wlan": "802.11 primitives",
+	"gateway": "gateway (it needs host name lookups)", "inbound": "direction (inbound)",
 	"outbound": "direction (outbound)", "ifname": "pflog primitives", "on": "pflog primitives",
 	"rnr": "pflog primitives", "rulenum": "pflog primitives", "reason": "pflog primitives",
 	"rset": "pflog primitives", "ruleset": "pflog primitives", "srnr": "pflog primitives",
@@ -85,16 +97,11 @@ var unsupportedKeywords = map[string]string{
 	"lat": "DECnet", "sca": "DECnet", "moprc": "DECnet", "mopdl": "DECnet",
 	"atalk": "AppleTalk", "aarp": "AppleTalk", "iso": "OSI", "esis": "OSI",
 	"isis": "OSI", "clnp": "OSI", "stp": "stp", "ipx": "ipx", "netbeui": "netbeui",
-	"igmp": "igmp", "igrp": "igrp", "pim": "pim", "vrrp": "vrrp", "carp": "carp",
-	"ah": "ah", "esp": "esp", "radio": "radio", "hdlc": "hdlc", "arcnet": "arcnet",
+	"radio": "radio", "hdlc": "hdlc", "arcnet": "arcnet",
 	"arc": "arcnet", "ip6multicast": "multicast", "ipv6": "ipv6 (use ip6)",
 	"l1": "OSI", "l2": "OSI", "iih": "OSI", "lsp": "OSI", "snp": "OSI",
 	"csnp": "OSI", "psnp": "OSI",
 }
-
-// protoQualified are the unsupported keywords libpcap takes after a
-// protocol qualifier ("ip broadcast", "ip6 protochain 6").
-var protoQualified = map[string]bool{"broadcast": true, "multicast": true, "protochain": true}
 
 // parser turns the tokens of one expression into a node tree, generating
 // each primitive's tests as it is read (vlan changes the offsets of what
@@ -154,12 +161,6 @@ func (p *parser) unexpected(t token) {
 }
 
 func (p *parser) badToken(t token) {
-	switch t.text[0] {
-	case '[':
-		p.fail(t, true, "packet data accessors (proto[offset]) are not supported")
-	case '<', '>', '=', '+', '*', '%', '&', '|', '^', '!':
-		p.fail(t, true, "arithmetic and comparison expressions are not supported")
-	}
 	p.fail(t, false, "syntax error at %q", t.text)
 }
 
@@ -190,14 +191,22 @@ func (p *parser) parseTerm() node {
 		p.next()
 		return nNot{p.parseTerm()}
 	case tLParen:
+		if n, ok := p.tryRelation(); ok {
+			return n
+		}
 		p.next()
 		n := p.parseExpr()
 		if r := p.next(); r.kind != tRParen {
 			p.unexpected(r)
 		}
 		return n
-	case tWord:
-		return p.parsePrimitive()
+	case tWord, tOp:
+		if p.startsArith() {
+			return p.parseRelation()
+		}
+		if t.kind == tWord {
+			return p.parsePrimitive()
+		}
 	}
 	p.unexpected(t)
 	return nil
@@ -211,8 +220,32 @@ func isAddrType(w string) bool {
 func (p *parser) parsePrimitive() node {
 	t := p.peek()
 	w := t.text
-	if w == "vlan" {
+	switch w {
+	case "vlan":
 		return p.parseVLAN()
+	case "less", "greater":
+		return p.parseLength()
+	case "broadcast", "multicast":
+		p.next()
+		p.last, p.have = qual{bad: true}, true
+		return p.genCast(t, pDefault, w)
+	}
+	if linkNames[w] {
+		nx := p.peekAt(1)
+		if nx.kind == tWord && (isDir(nx.text) || isAddrType(nx.text) || nx.text == "proto") {
+			p.next()
+			return p.parseHead(qual{proto: pLink})
+		}
+		if nx.kind == tWord && (nx.text == "broadcast" || nx.text == "multicast") {
+			p.next()
+			p.next()
+			p.last, p.have = qual{bad: true}, true
+			return p.genCast(nx, pLink, nx.text)
+		}
+		if nx.kind == tWord && nx.text == "protochain" {
+			p.fail(nx, false, "'protochain' modifier applied to link")
+		}
+		p.fail(t, false, "syntax error at %q: link layer applied in wrong context", w)
 	}
 	if pr, ok := protoNames[w]; ok {
 		nx := p.peekAt(1)
@@ -220,13 +253,16 @@ func (p *parser) parsePrimitive() node {
 			p.next()
 			return p.parseHead(qual{proto: pr})
 		}
-		if nx.kind == tBad && nx.text[0] == '[' {
-			p.fail(token{tBad, w + nx.text, t.pos}, true, "packet data accessors (proto[offset]) are not supported")
+		if nx.kind == tWord && (nx.text == "broadcast" || nx.text == "multicast") {
+			p.next()
+			p.next()
+			p.last, p.have = qual{bad: true}, true
+			return p.genCast(token{tWord, p.expr[t.pos : nx.pos+len(nx.text)], t.pos}, pr, nx.text)
 		}
-		if nx.kind == tWord && protoQualified[nx.text] {
-			// "ip broadcast", "ip6 multicast", "ip protochain 6": valid
-			// for libpcap, outside the subset.
-			p.fail(token{tWord, p.expr[t.pos : nx.pos+len(nx.text)], t.pos}, true, "%s not supported", unsupportedKeywords[nx.text])
+		if nx.kind == tWord && nx.text == "protochain" {
+			// Valid for libpcap, outside the subset: its program walks
+			// the IPv6 extension headers in a loop.
+			p.fail(token{tWord, p.expr[t.pos : nx.pos+len(nx.text)], t.pos}, true, "protochain not supported (use proto, or ip6 proto 44 for fragments)")
 		}
 		p.next()
 		p.last, p.have = qual{bad: true}, true
@@ -305,6 +341,12 @@ func (p *parser) parseID(q qual) node {
 		p.unexpected(t)
 	}
 	w := t.text
+	if q.proto == pLink {
+		return p.parseLinkID(t, q)
+	}
+	if _, isMAC := parseMAC(w); isMAC && strings.ContainsAny(w, ":-") && (q.addr == aDefault || q.addr == aHost) {
+		p.fail(t, false, "ethernet address used in non-ether expression")
+	}
 	if strings.HasPrefix(w, "\\") {
 		if q.addr != aProto {
 			p.fail(t, false, "syntax error at %q", w)
@@ -475,11 +517,15 @@ func (p *parser) genPortID(t token, q qual) node {
 		hi = lo
 	}
 	if !ok {
-		if isNameLike(t.text) {
-			p.fail(t, true, "port names are not looked up (unsupported %q); use a number", t.text)
+		if !isNameLike(t.text) && !(q.addr == aPortrange && strings.Contains(t.text, "-")) {
+			p.fail(t, false, "illegal %s %q", what, t.text)
 		}
-		p.fail(t, false, "illegal %s %q", what, t.text)
+		return p.genPortName(t, q)
 	}
+	return p.portPrim(t, q, lo, hi)
+}
+
+func (p *parser) portPrim(t token, q qual, lo, hi uint32) node {
 	for _, v := range [2]uint32{lo, hi} {
 		if v > 65535 {
 			p.fail(t, false, "illegal port number %d > 65535", v)
@@ -493,6 +539,57 @@ func (p *parser) genPortID(t token, q qual) node {
 		kind = primRange
 	}
 	return &nPrim{kind: kind, q: q, shift: p.shift, vals: []primVal{{lo: lo, hi: hi}}}
+}
+
+// genPortName resolves a service name ("port http", "portrange
+// ftp-data-ssh") as libpcap's gen_scode does: a name known for TCP only
+// means TCP ports only, and contradicts a udp or sctp qualifier.
+func (p *parser) genPortName(t token, q qual) node {
+	var lo, hi, proto uint32
+	inRange := ""
+	if q.addr == aPortrange {
+		// pcap_nametoportrange: cut at the first '-'.
+		a, b, found := strings.Cut(t.text, "-")
+		var ok1, ok2 bool
+		var pa uint32
+		lo, pa, ok1 = lookupService(a)
+		hi, proto, ok2 = lookupService(b)
+		if !found || !ok1 || !ok2 {
+			p.fail(t, false, "unknown port in range '%s'", t.text)
+		}
+		if pa != proto {
+			proto = 0
+		}
+		inRange = " in range"
+	} else {
+		var ok bool
+		lo, proto, ok = lookupService(t.text)
+		if !ok {
+			p.fail(t, false, "unknown port '%s'", t.text)
+		}
+		hi = lo
+	}
+	name := func(pr uint32) string {
+		if pr == protoTCP {
+			return "tcp"
+		}
+		return "udp"
+	}
+	switch q.proto {
+	case pTCP, pUDP, pSCTP:
+		want := map[uint8]uint32{pTCP: protoTCP, pUDP: protoUDP, pSCTP: protoSCTP}[q.proto]
+		if proto != 0 && proto != want {
+			p.fail(t, false, "port%s '%s' is %s", inRange, t.text, name(proto))
+		}
+	default:
+		switch proto {
+		case protoTCP:
+			q.proto = pTCP
+		case protoUDP:
+			q.proto = pUDP
+		}
+	}
+	return p.portPrim(t, q, lo, hi)
 }
 
 func isNameLike(s string) bool {
@@ -527,6 +624,9 @@ func (p *parser) parseVLAN() node {
 func parseNum(s string) (uint32, bool) {
 	if s == "" {
 		return 0, false
+	}
+	if v, ok := numNames[s]; ok {
+		return v, true // tcpflags, tcp-syn, icmp-echo...
 	}
 	v, err := strconv.ParseUint(s, 0, 32)
 	if err != nil || strings.ContainsRune(s, '_') {

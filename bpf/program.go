@@ -41,7 +41,7 @@ func (e *Error) Error() string {
 		b.WriteString(strconv.Quote(e.Token))
 		b.WriteString(": ")
 		b.WriteString(e.Msg)
-		b.WriteString(" (the pure-Go compiler handles host, net, port, portrange, proto, src/dst, ip, ip6, arp, rarp, tcp, udp, sctp, icmp, icmp6, vlan, and/or/not and parentheses; build with -tags libpcap for full libpcap syntax)")
+		b.WriteString(" (the pure-Go compiler handles host, net, port, portrange, proto, src/dst, ether host/proto, broadcast, multicast, ip, ip6, arp, rarp, tcp, udp, sctp, icmp, icmp6, igmp, vlan, less, greater, proto[expr:size] and len with arithmetic and comparisons, and/or/not and parentheses; build with -tags libpcap for full libpcap syntax)")
 		return b.String()
 	}
 	b.WriteString(e.Msg)
@@ -142,7 +142,18 @@ type Matcher struct {
 // NewMatcher prepares p to run on packets. It fails for programs the VM
 // cannot run (ancillary loads other than the packet length).
 func (p *Program) NewMatcher() (*Matcher, error) {
-	vm, err := xbpf.NewVM(p.Instructions)
+	ins := p.Instructions
+	for i, in := range ins {
+		if _, ok := in.(xbpf.NegateA); ok {
+			// golang.org/x/net/bpf's VM runs "neg" as a no-op; A *
+			// 0xffffffff is -A in 32 bits, in one instruction as well.
+			if &ins[0] == &p.Instructions[0] {
+				ins = append([]xbpf.Instruction(nil), p.Instructions...)
+			}
+			ins[i] = xbpf.ALUOpConstant{Op: xbpf.ALUOpMul, Val: 0xffffffff}
+		}
+	}
+	vm, err := xbpf.NewVM(ins)
 	if err != nil {
 		return nil, errors.New("bpf: " + err.Error())
 	}

@@ -1,6 +1,7 @@
 package bpf
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -25,8 +26,8 @@ func TestParseRaw(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v4 := etherFrame(nil, netPacket{etherIPv4, ipv4Packet(corpusV4[0], corpusV4[1], protoTCP, 0, 0, transport(protoTCP, 1, 2))})
-	if !m.Match(v4) || m.Match(etherFrame(nil, netPacket{etherARP, arpPacket(1, corpusV4[0], corpusV4[1])})) {
+	v4 := etherFrame(nil, netPacket{etype: etherIPv4, data: ipv4Packet(corpusV4[0], corpusV4[1], protoTCP, 0, 0, transport(protoTCP, 1, 2))})
+	if !m.Match(v4) || m.Match(etherFrame(nil, netPacket{etype: etherARP, data: arpPacket(1, corpusV4[0], corpusV4[1])})) {
 		t.Error("raw program verdicts wrong")
 	}
 	// Comma-separated, as iptables' bpf match takes it.
@@ -66,8 +67,18 @@ func TestCompileErrors(t *testing.T) {
 		{"tcp)", "unbalanced"},
 		{"vlan 4096", "VLAN tag 4096 greater than maximum 4095"},
 		{"net 10.0.0.1/8", `non-network bits set in "10.0.0.1/8"`},
-		{"tcp[0] = 1", `unsupported "tcp[0]"`},
-		{"port ssh", `unsupported "ssh"`},
+		{"tcp[0:3] = 1", "data size must be 1, 2, or 4"},
+		{"tcp[0] / 0 = 1", "division by zero"},
+		{"tcp[0] % (1 - 1) = 1", "modulus by zero"},
+		{"ip[0] >> 32 = 1", "shift by more than 31 bits"},
+		{"ip[0] = 0x100000000", "overflows 32 bits"},
+		{"len", "syntax error"},
+		{"ip[0] = 1 and 2", "no qualifiers to inherit"},
+		{"port nosuchservice", "unknown port 'nosuchservice'"},
+		{"host 02:00:00:00:00:01", "ethernet address used in non-ether expression"},
+		{"ether host 1.2.3.4", "illegal link layer address"},
+		{"ip6 broadcast", "only link-layer/IP broadcast filters supported"},
+		{"ether proto \\tcp", "unknown ether proto 'tcp'"},
 		{"host foo.example", `unsupported "foo.example"`},
 		// libpcap reads 2 to 4 dotted numbers as an address, never as a
 		// host name: "invalid IPv4 address", not "not looked up".
@@ -79,9 +90,7 @@ func TestCompileErrors(t *testing.T) {
 		{"host 10.0.0.1.2", `unsupported "10.0.0.1.2": host names are not looked up`},
 		// Keywords after a protocol qualifier: unsupported, not a bare
 		// syntax error.
-		{"ip broadcast", `unsupported "ip broadcast": broadcast not supported`},
-		{"ip multicast", `unsupported "ip multicast": multicast not supported`},
-		{"ip6 multicast", `unsupported "ip6 multicast": multicast not supported`},
+		{"ip broadcast", `unsupported "ip broadcast": ip broadcast not supported (it depends on the interface's netmask)`},
 		{"ip protochain 6", `unsupported "ip protochain": protochain not supported`},
 		{"tcp and ip6 protochain 6", `unsupported "ip6 protochain": protochain not supported`},
 	} {
@@ -92,6 +101,11 @@ func TestCompileErrors(t *testing.T) {
 	}
 	if _, err := Compile("vlan", layers.LinkTypeLinuxSLL, 0); err == nil || !strings.Contains(err.Error(), "no VLAN support") {
 		t.Errorf("vlan on SLL: %v", err)
+	}
+	for _, expr := range []string{"ether host 02:00:00:00:00:01", "broadcast", "ether multicast"} {
+		if _, err := Compile(expr, layers.LinkTypeLinuxSLL, 0); err == nil || errors.Is(err, ErrUnsupported) {
+			t.Errorf("%q on SLL: %v, want libpcap's error", expr, err)
+		}
 	}
 	if _, err := Compile("tcp", layers.LinkTypeFDDI, 0); err == nil {
 		t.Error("FDDI accepted")
@@ -107,7 +121,7 @@ func TestSnaplenAndVLANFlag(t *testing.T) {
 		t.Error("VLAN not set")
 	}
 	m, _ := p.NewMatcher()
-	f := etherFrame([]uint16{ether8021Q}, netPacket{etherIPv4, ipv4Packet(corpusV4[0], corpusV4[1], protoTCP, 0, 0, transport(protoTCP, 1, 2))})
+	f := etherFrame([]uint16{ether8021Q}, netPacket{etype: etherIPv4, data: ipv4Packet(corpusV4[0], corpusV4[1], protoTCP, 0, 0, transport(protoTCP, 1, 2))})
 	if got := m.Run(f); got != 96 {
 		t.Errorf("accepting return value %d, want the snaplen 96", got)
 	}
@@ -143,8 +157,8 @@ func TestLongProgram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hit := etherFrame(nil, netPacket{etherIPv4, ipv4Packet(corpusV4[0], corpusV4[1], protoUDP, 0, 0, transport(protoUDP, 1500, 3))})
-	miss := etherFrame(nil, netPacket{etherIPv4, ipv4Packet(corpusV4[0], corpusV4[1], protoUDP, 0, 0, transport(protoUDP, 5, 3))})
+	hit := etherFrame(nil, netPacket{etype: etherIPv4, data: ipv4Packet(corpusV4[0], corpusV4[1], protoUDP, 0, 0, transport(protoUDP, 1500, 3))})
+	miss := etherFrame(nil, netPacket{etype: etherIPv4, data: ipv4Packet(corpusV4[0], corpusV4[1], protoUDP, 0, 0, transport(protoUDP, 5, 3))})
 	if !m.Match(hit) || m.Match(miss) {
 		t.Error("wrong verdicts across far jumps")
 	}
