@@ -248,6 +248,12 @@ func (p *parser) finishRelation(l *aexp) node {
 			v = l.k == r.k
 		}
 		rel = nConst(v)
+		if !v && checks != nil {
+			// libpcap's optimizer keeps the checks' loads before a
+			// relation that folded to false: a packet too short for
+			// them is rejected even under "not".
+			rel = nKeepFalse{}
+		}
 	}
 	if neg {
 		rel = nNot{rel}
@@ -512,6 +518,9 @@ func (p *parser) binary(t token, opText string, l, r *aexp) *aexp {
 		}
 		return e
 	}
+	if firstPoison(l, r) != nil {
+		return res(&aexp{kind: axConst}) // an error, unless unreachable
+	}
 	if r.isConst() {
 		k := r.k
 		switch {
@@ -525,7 +534,7 @@ func (p *parser) binary(t token, opText string, l, r *aexp) *aexp {
 			return poisoned("shift by more than 31 bits")
 		case k == 0 && (op == xbpf.ALUOpMul || op == xbpf.ALUOpAnd):
 			return res(&aexp{kind: axConst, k: 0})
-		case k == 0 && l.poison == nil:
+		case k == 0:
 			return l // + - | ^ << >> 0: the identity
 		}
 	}
@@ -578,6 +587,11 @@ type nRel struct {
 }
 
 func (*nRel) isNode() {}
+
+// nKeepFalse is false, but not folded away with the tests before it.
+type nKeepFalse struct{}
+
+func (nKeepFalse) isNode() {}
 
 // arith emits code leaving the value of e in A; sp is the first free
 // scratch memory word.

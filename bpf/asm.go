@@ -60,6 +60,8 @@ func (g *codegen) gen(n node, t, f int) {
 		g.gen(n.b, t, f)
 	case *nRel:
 		g.rel(n, t, f)
+	case nKeepFalse:
+		g.out = append(g.out, pins{kind: piJa, t: f})
 	case *nTest:
 		if n.ind {
 			g.out = append(g.out, pins{ins: xbpf.LoadMemShift{Off: n.hl}})

@@ -65,10 +65,20 @@
 // cooked v1 and v2 (DLT_LINUX_SLL, DLT_LINUX_SLL2), raw IP (DLT_RAW, 12,
 // 14 and 101) and LINKTYPE_IPV4/IPV6.
 //
-// Verdicts can differ from tcpdump's only on frames cut short by the snap
-// length where libpcap's optimizer moved a test of one primitive ahead of
-// a load of another, e.g. "port http or 443" (TCP port 80, or 443 of any
-// protocol) on a TCP segment cut inside its destination port.
+// Known differences, all from libpcap's optimizer removing or reordering
+// code whose outcome it has proved irrelevant: on a frame too short for a
+// load (cut by the snap length), or where a runtime division by zero
+// aborts the program, tcpdump may still decide from the other tests. For
+// example "port http or 443" (TCP port 80, or 443 of any protocol) on a TCP
+// segment cut inside its destination port; "tcp[13] = 2 or tcp", whose
+// tcpdump program is just "tcp"; and a division or shift by a computed
+// constant (0, or more than 31) that libpcap only refuses where the code
+// is reachable ("udp and icmp[0] / (1 - 1) = 0" compiles to "reject all"
+// there, and is refused here).
+//
+// len is the length of the packet data given to [Matcher.Match], that is
+// the captured length; libpcap's interpreter and the kernel use the wire
+// length. They differ only for packets cut by the snap length.
 //
 // A program that reads len or the cooked header (ether[...] on "-i any")
 // cannot run as a Linux socket filter: [CookedForKernel] says so, and the

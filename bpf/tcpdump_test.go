@@ -94,7 +94,8 @@ var diffExprs = []string{
 	"host 10.0.0.1 and ip[8] = 64", "ip[0] = 0x45 or 1 = 1", "ip[0] = 0x45 and 1 = 0", "5 > 3", "3 > 5",
 	"1 = 1 and tcp", "0 + tcp[13] == 2", "tcp[13] + udp[0] == 0x1b", "ip[8] * 0 = 0", "0 * ip[8] = 0",
 	"0 / ip[30] = 0", "ip[30] & 0 = 0", "ip[0] / ip[9] = 11", "ip[(ip[0] & 0xf) + 4] = 6", "tcp[tcp[12] >> 5] = 0",
-	"ip[0] - ip[0] = 0", "ip6[ip6[6]] = 0", "ether[ether[0] & 3] = 2",
+	"ip[0] - ip[0] = 0", "not tcp[13] & 0 == 1", "not 1 == tcp[13] + -tcp[13] & 0",
+	"ip[8] = 64 % 4 * 20", "ip[8] = 64 ^ 4 * 0", "-ip[8] = - 64 % 100 * 2", "ip6[ip6[6]] = 0", "ether[ether[0] & 3] = 2",
 	"len > 100", "len >= 60", "len < 60", "len <= 54", "len = 54", "len != 54", "len - 14 > 100",
 	"len > 1000 and udp", "len * 2 > 200", "greater 100", "greater 0x40", "less 60", "less 100 and tcp",
 	"not greater 100", "greater 1000 or less 40",
@@ -119,7 +120,7 @@ var diffExprs = []string{
 	"tcp port http or 22", "udp port http", "sctp port ssh", "port nosuchservice",
 	// Refused by libpcap as well.
 	"ip[0:3] = 1", "tcp[0] / 0 = 1", "ip[0] / (1 - 1) = 0", "ip[0] >> 32 = 0", "ip[0] % 0 = 1",
-	"ip[1] / ip[0] = 1", "ip[1] >> ip[32] = 1", "ip[0:] = 1", "ip[0] = 1 and 2", "len", "len-1 > 0",
+	"ip[1] / ip[0] = 1", "ip[1] >> ip[32] = 1", "ip[1] | ip[8] << (0 ^ -64) = 1", "ip[0] % 7 % 4 & 1 = 0", "ip[0:] = 1", "ip[0] = 1 and 2", "len", "len-1 > 0",
 	"ip[0] = !1", "ip[0] == a", "ip[0] == 0x100000000", "ether 02:02:02:02:02:02",
 	"host 02:02:02:02:02:02", "ether host 1.2.3.4", "ether port 80", "tcp[0:2] = 80 and vlan and tcp[0:2] = 80",
 	"ip6 port 80", "tcp host 1.2.3.4", "ip host ::1", "ip6 host 1.2.3.4",
