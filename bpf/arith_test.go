@@ -102,3 +102,32 @@ func TestServicesFile(t *testing.T) {
 		t.Errorf("http: %d %v, getent says %s", port, ok, f[1])
 	}
 }
+
+// TestMatchWire: len is the wire length of a packet cut by a snap length.
+func TestMatchWire(t *testing.T) {
+	f := etherFrame(nil, netPacket{etype: etherIPv4, data: ipv4Packet(corpusV4[0], corpusV4[1], protoTCP, 0, 0, transport(protoTCP, 1, 2))})
+	for _, tc := range []struct {
+		expr         string
+		wire         int
+		match, whole bool
+	}{
+		{"len > 100", 1500, true, false},
+		{"greater 1000 and tcp", 1500, true, false},
+		{"less 100", 1500, false, true},
+		{"len > 100 and ip[100] = 0", 1500, false, false}, // a load past the captured octets
+		{"tcp", 1500, true, true},
+		{"len = 58", len(f), true, true},
+	} {
+		p, err := Compile(tc.expr, layers.LinkTypeEthernet, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _ := p.NewMatcher()
+		if got := m.MatchWire(f, tc.wire); got != tc.match {
+			t.Errorf("%q: MatchWire(%d) %v", tc.expr, tc.wire, got)
+		}
+		if got := m.Match(f); got != tc.whole {
+			t.Errorf("%q: Match %v", tc.expr, got)
+		}
+	}
+}

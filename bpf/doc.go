@@ -76,9 +76,13 @@
 // is reachable ("udp and icmp[0] / (1 - 1) = 0" compiles to "reject all"
 // there, and is refused here).
 //
-// len is the length of the packet data given to [Matcher.Match], that is
-// the captured length; libpcap's interpreter and the kernel use the wire
-// length. They differ only for packets cut by the snap length.
+// len is the wire length in libpcap's interpreter and in the kernel:
+// [Matcher.MatchWire] takes it; [Matcher.Match] takes the length of the
+// data it is given, which differs only for packets cut by a snap length.
+//
+// protochain stays out: libpcap's program for it loops over the IPv6
+// extension headers with a backward jump, which neither a Linux socket
+// filter nor golang.org/x/net/bpf's VM runs.
 //
 // A program that reads len or the cooked header (ether[...] on "-i any")
 // cannot run as a Linux socket filter: [CookedForKernel] says so, and the

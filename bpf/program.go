@@ -136,7 +136,9 @@ func (p *Program) String() string {
 // Matcher runs a program in user space (golang.org/x/net/bpf's VM). It is
 // safe for concurrent use.
 type Matcher struct {
-	vm *xbpf.VM
+	vm      *xbpf.VM
+	ins     []xbpf.Instruction // as run by vm
+	usesLen bool               // ins loads the packet length
 }
 
 // NewMatcher prepares p to run on packets. It fails for programs the VM
@@ -157,7 +159,13 @@ func (p *Program) NewMatcher() (*Matcher, error) {
 	if err != nil {
 		return nil, errors.New("bpf: " + err.Error())
 	}
-	return &Matcher{vm: vm}, nil
+	m := &Matcher{vm: vm, ins: ins}
+	for _, in := range ins {
+		if ext, ok := in.(xbpf.LoadExtension); ok && ext.Num == xbpf.ExtLen {
+			m.usesLen = true
+		}
+	}
+	return m, nil
 }
 
 // Match reports whether the program accepts the packet (returns non-zero).
@@ -175,4 +183,28 @@ func (m *Matcher) Run(data []byte) int {
 		return 0
 	}
 	return n
+}
+
+// MatchWire is Match for a packet of wireLen octets of which data holds
+// the first, captured ones (a snap length cut it): len, less and greater
+// compare wireLen, as libpcap's interpreter and the kernel do, while loads
+// past the captured octets still reject the packet. Match takes len(data)
+// as the length. MatchWire allocates only for a cut packet and a program
+// that reads the length.
+func (m *Matcher) MatchWire(data []byte, wireLen int) bool {
+	if !m.usesLen || wireLen <= len(data) {
+		return m.Match(data)
+	}
+	ins := append([]xbpf.Instruction(nil), m.ins...)
+	for i, in := range ins {
+		if ext, ok := in.(xbpf.LoadExtension); ok && ext.Num == xbpf.ExtLen {
+			ins[i] = xbpf.LoadConstant{Dst: xbpf.RegA, Val: uint32(wireLen)}
+		}
+	}
+	vm, err := xbpf.NewVM(ins)
+	if err != nil {
+		return false
+	}
+	n, err := vm.Run(data)
+	return err == nil && n > 0
 }

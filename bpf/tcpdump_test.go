@@ -291,6 +291,10 @@ func TestRealCapturesTcpdump(t *testing.T) {
 		"tcp", "port 7174", "tcp port 4791", "host 10.0.0.1", "net 192.168.0.0/16",
 		"src portrange 1024-65535", "ip6", "tcp and not port 22", "vlan", "udp",
 		"tcp dst port 7174 or 7175", "net 172.16.0.0/12 and tcp",
+		"tcp[13] & 2 != 0", "tcp[tcpflags] & (tcp-syn|tcp-fin) != 0", "len > 100", "greater 200",
+		"ip[6:2] & 0x1fff != 0", "tcp[((tcp[12:1] & 0xf0) >> 2):4] = 0x47455420",
+		"tcp[(tcp[12] >> 4) * 4] & 0xff = 0x01", "ether multicast", "broadcast", "ip multicast",
+		"ether proto \\arp", "port ssh", "ip[8] < 64",
 	}
 	var frames [][]byte
 	for _, f := range files {
