@@ -207,7 +207,7 @@ func TestOpenErrors(t *testing.T) {
 	if !errors.Is(err, ErrNoInterface) {
 		t.Errorf("missing interface: %v", err)
 	}
-	_, err = Open(Options{Interface: "lo", FilterExpr: "tcp[13] = 2"})
+	_, err = Open(Options{Interface: "lo", FilterExpr: "ip6 protochain 6"})
 	if err == nil {
 		t.Error("unsupported filter accepted")
 	}

@@ -477,12 +477,12 @@ func (e reportedError) Unwrap() error { return e.error }
 // of a link type the expression cannot be compiled for. A nil function
 // means no filter. The expression is checked against Ethernet at once, so
 // syntax errors come back here.
-func compileFileFilter(args []string) (func(data []byte, lt layers.LinkType) bool, error) {
+func compileFileFilter(args []string) (func(data []byte, wireLen int, lt layers.LinkType) bool, error) {
 	return (&liveFlags{}).fileFilter(args)
 }
 
 // fileFilter is compileFileFilter honouring -F and --bpf-raw.
-func (l *liveFlags) fileFilter(args []string) (func(data []byte, lt layers.LinkType) bool, error) {
+func (l *liveFlags) fileFilter(args []string) (func(data []byte, wireLen int, lt layers.LinkType) bool, error) {
 	text, err := l.filterText(args)
 	if err != nil || strings.TrimSpace(text) == "" {
 		return nil, err
@@ -496,13 +496,13 @@ func (l *liveFlags) fileFilter(args []string) (func(data []byte, lt layers.LinkT
 		if err != nil {
 			return nil, err
 		}
-		return func(data []byte, _ layers.LinkType) bool { return m.Match(data) }, nil
+		return func(data []byte, wireLen int, _ layers.LinkType) bool { return m.MatchWire(data, wireLen) }, nil
 	}
 	if _, err := live.Compile(text, layers.LinkTypeEthernet, 0); err != nil {
 		return nil, err
 	}
 	matchers := map[layers.LinkType]*bpf.Matcher{}
-	return func(data []byte, lt layers.LinkType) bool {
+	return func(data []byte, wireLen int, lt layers.LinkType) bool {
 		m, ok := matchers[lt]
 		if !ok {
 			if p, err := live.Compile(text, lt, 0); err == nil {
@@ -510,7 +510,9 @@ func (l *liveFlags) fileFilter(args []string) (func(data []byte, lt layers.LinkT
 			}
 			matchers[lt] = m
 		}
-		return m != nil && m.Match(data)
+		// len, greater and less test the length on the wire, as
+		// libpcap's programs do.
+		return m != nil && m.MatchWire(data, wireLen)
 	}, nil
 }
 
@@ -528,7 +530,7 @@ type linkSource interface {
 
 type fileSource struct {
 	src    linkSource
-	filter func([]byte, layers.LinkType) bool
+	filter func(data []byte, wireLen int, lt layers.LinkType) bool
 	w      *pcapwriter.Writer
 	maxW   int
 	stderr io.Writer
@@ -605,7 +607,7 @@ func (s *fileSource) NextInto(p *capture.Packet) error {
 				return err
 			}
 		}
-		if s.filter != nil && !s.filter(p.Data, s.src.LinkType(p.Interface)) {
+		if s.filter != nil && !s.filter(p.Data, p.WireLen, s.src.LinkType(p.Interface)) {
 			continue
 		}
 		if s.w != nil {

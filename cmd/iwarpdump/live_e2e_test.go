@@ -791,7 +791,7 @@ func TestLiveErrors(t *testing.T) {
 	unsupported := struct {
 		args []string
 		want string
-	}{[]string{"-i", e.ifA, "tcp[13] & 2 != 0"}, `unsupported "tcp[13]"`}
+	}{[]string{"-i", e.ifA, "ip6 protochain 6"}, `unsupported "ip6 protochain"`}
 	if buildTags == "libpcap" {
 		// libpcap compiles it; give it something it refuses.
 		unsupported.args[2], unsupported.want = "tcp[13] & 2 != 0 and", "syntax error"

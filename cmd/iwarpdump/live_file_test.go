@@ -17,7 +17,7 @@ import (
 )
 
 // countFile counts a capture's frames and those f accepts.
-func countFile(t *testing.T, path string, f func([]byte, layers.LinkType) bool) (all, passed int) {
+func countFile(t *testing.T, path string, f func([]byte, int, layers.LinkType) bool) (all, passed int) {
 	t.Helper()
 	src, err := capture.Open(path)
 	if err != nil {
@@ -30,7 +30,7 @@ func countFile(t *testing.T, path string, f func([]byte, layers.LinkType) bool) 
 			return
 		}
 		all++
-		if f == nil || f(p.Data, src.LinkType(p.Interface)) {
+		if f == nil || f(p.Data, p.WireLen, src.LinkType(p.Interface)) {
 			passed++
 		}
 	}
@@ -53,9 +53,10 @@ func tcpdumpCount(t *testing.T, path, expr string) int {
 
 func TestCompileFileFilter(t *testing.T) {
 	path := siw + "crc_v2_rping.pcap"
-	for _, expr := range []string{"tcp", "tcp port 7174 or 4791", "not tcp", "src net 10.0.0.0/8 and tcp[13] == 2"} {
+	for _, expr := range []string{"tcp", "tcp port 7174 or 4791", "not tcp", "src net 10.0.0.0/8 and tcp[13] == 2",
+		"tcp[tcpflags] & tcp-syn != 0", "greater 100 and tcp port 7174", "ip6 protochain 6"} {
 		f, err := compileFileFilter(strings.Fields(expr))
-		if strings.Contains(expr, "[") {
+		if strings.Contains(expr, "protochain") {
 			if err == nil && buildTags == "" {
 				t.Errorf("%q: accepted by the pure-Go compiler", expr)
 			}
@@ -67,6 +68,19 @@ func TestCompileFileFilter(t *testing.T) {
 		all, n := countFile(t, path, f)
 		if want := tcpdumpCount(t, path, expr); want >= 0 && n != want {
 			t.Errorf("%q: %d of %d frames pass, tcpdump reads %d", expr, n, all, want)
+		}
+	}
+	// len, greater and less test the length on the wire, in a capture
+	// whose frames the snap length cut too.
+	cut := "../../testdata/synth/snaplen.pcap"
+	for _, expr := range []string{"greater 1000", "len < 300", "less 1000 and tcp"} {
+		f, err := compileFileFilter(strings.Fields(expr))
+		if err != nil {
+			t.Fatalf("%q: %v", expr, err)
+		}
+		all, n := countFile(t, cut, f)
+		if want := tcpdumpCount(t, cut, expr); want >= 0 && n != want || n == 0 || n == all {
+			t.Errorf("%q on %s: %d of %d frames pass, tcpdump reads %d", expr, cut, n, all, want)
 		}
 	}
 	if f, err := compileFileFilter(nil); f != nil || err != nil {
