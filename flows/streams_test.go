@@ -6,10 +6,8 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -29,7 +27,7 @@ import (
 // them interleaved packet by packet; with one Decoder and with two
 // workers.
 func TestTCPStreamAsTshark(t *testing.T) {
-	tshark := testutil.RequireTshark(t)
+	testutil.RequireTshark(t)
 	var files []string
 	for _, dir := range []string{"siw", "synth", "synthext", "rxe", "midstream"} {
 		m, _ := filepath.Glob(filepath.Join("..", "testdata", dir, "*.pcap"))
@@ -75,19 +73,7 @@ func TestTCPStreamAsTshark(t *testing.T) {
 		times[i] = time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC).Add(time.Duration(i+1) * time.Millisecond)
 	}
 	path, data := writePcap(t, "mixed.pcap", seq, times)
-	out, err := exec.Command(tshark, "-r", path, "-T", "fields", "-e", "frame.number", "-e", "tcp.stream").Output()
-	if err != nil {
-		t.Fatalf("tshark: %v", err)
-	}
-	want := map[uint64]string{}
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		fr, st, _ := strings.Cut(l, "\t")
-		n, err := strconv.ParseUint(fr, 10, 64)
-		if err != nil {
-			t.Fatalf("tshark line %q", l)
-		}
-		want[n] = st
-	}
+	want := testutil.TsharkColumn(t, []string{"-r", path, "-T", "fields", "-e", "frame.number", "-e", "tcp.stream"})
 	for _, workers := range []int{0, 2} {
 		recs := recordsWith(t, data, workers)
 		tcp, other := 0, 0

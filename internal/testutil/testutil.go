@@ -131,12 +131,19 @@ func OwnPacket(p *capture.Packet) {
 // tshark's environment (TZ for the local formats).
 func TsharkTimes(t testing.TB, file, format, filter string, env ...string) map[uint64]string {
 	t.Helper()
-	tshark := RequireTshark(t)
 	args := []string{"-r", file, "-t", format, "-T", "fields", "-e", "frame.number", "-e", "_ws.col.Time"}
 	if filter != "" {
 		args = append(args, "-Y", filter)
 	}
-	cmd := exec.Command(tshark, args...)
+	return TsharkColumn(t, args, env...)
+}
+
+// TsharkColumn runs tshark with args, which print two fields a line (-T
+// fields -e frame.number -e FIELD), in the environment env adds to, and
+// returns the second field by frame number.
+func TsharkColumn(t testing.TB, args []string, env ...string) map[uint64]string {
+	t.Helper()
+	cmd := exec.Command(RequireTshark(t), args...)
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.Output()
 	if err != nil {
@@ -144,12 +151,12 @@ func TsharkTimes(t testing.TB, file, format, filter string, env ...string) map[u
 	}
 	m := map[uint64]string{}
 	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		fr, tm, _ := strings.Cut(l, "\t")
+		fr, v, _ := strings.Cut(l, "\t")
 		n, err := strconv.ParseUint(fr, 10, 64)
 		if err != nil {
 			t.Fatalf("tshark line %q", l)
 		}
-		m[n] = tm
+		m[n] = v
 	}
 	return m
 }
