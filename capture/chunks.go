@@ -402,6 +402,36 @@ func (w *ChunkWalker) WalkOwned(ch Chunk, own []uint8, offs []int32, me uint8, f
 	}
 }
 
+// TS returns the timestamp of record i of ch, with offs as Owners filled
+// it, reading only the record's header: the reader of iwarpdump -j N takes
+// the capture's last timestamp from it, for the connections still stalled
+// when the capture ends (flows.Decoder.SetEnd).
+func (w *ChunkWalker) TS(ch Chunk, offs []int32, i int) (time.Time, bool) {
+	le := binary.LittleEndian
+	switch {
+	case i < 0 || i >= min(ch.N, len(offs)):
+		return time.Time{}, false
+	case ch.meta != nil:
+		if len(ch.meta) < ngMeta*(i+1) {
+			return time.Time{}, false
+		}
+		m := ch.meta[ngMeta*i:]
+		return time.Unix(int64(le.Uint64(m[8:16])), int64(le.Uint32(m[16:20]))).UTC(), true
+	}
+	hdr := pcapRecordHdrSize
+	if w.ng {
+		hdr = ngRecordHdr
+	}
+	if o := int(offs[i]); o < 0 || o+hdr > len(ch.Data) {
+		return time.Time{}, false
+	}
+	b := ch.Data[offs[i]:]
+	if w.ng {
+		return time.Unix(int64(le.Uint64(b[0:8])), int64(le.Uint32(b[8:12]))).UTC(), true
+	}
+	return w.pr.timestamp(b), true
+}
+
 // ReadAt reads the file at offset off (io.ReaderAt), as the PayloadPos of
 // the Packets of its pcap chunks gives it. It may be called from any
 // goroutine.

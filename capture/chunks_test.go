@@ -114,8 +114,11 @@ func checkOwned(t testing.TB, cr *ChunkReader, ch Chunk, want []string) {
 	if len(own) != ch.N || len(offs) != ch.N || len(seen) != ch.N || len(want) != ch.N {
 		t.Fatalf("Owners: %d owners, %d offsets, %d calls for %d records (Walk: %d)", len(own), len(offs), len(seen), ch.N, len(want))
 	}
+	if _, ok := cr.Walker().TS(ch, offs, ch.N); ok {
+		t.Fatalf("TS of record %d of %d", ch.N, ch.N)
+	}
 	got := make([]string, ch.N)
-	ow := cr.Walker()
+	ow, tw := cr.Walker(), cr.Walker()
 	for me := uint8(0); me < n; me++ {
 		ow.WalkOwned(ch, own, offs, me, func(p *Packet) {
 			i := int(p.Frame - ch.First)
@@ -123,6 +126,9 @@ func checkOwned(t testing.TB, cr *ChunkReader, ch Chunk, want []string) {
 				t.Fatalf("WalkOwned(%d): frame %d (first %d), owner %d", me, p.Frame, ch.First, own[min(max(i, 0), ch.N-1)])
 			}
 			got[i] = frameLine(p)
+			if ts, ok := tw.TS(ch, offs, i); !ok || !ts.Equal(p.TS) {
+				t.Fatalf("frame %d: TS %v %v, Walk decodes %v", p.Frame, ts, ok, p.TS)
+			}
 			if v := ownerView(p.Kind, p.Src, p.Dst, len(p.Payload)); v != seen[i] {
 				t.Fatalf("frame %d: Owners saw %q, Walk decodes %q", p.Frame, seen[i], v)
 			}

@@ -151,6 +151,11 @@ type Decoder struct {
 	queue     orderQueue
 	order     uint64
 	frame     uint64 // the frame being processed
+	// endTS is the time the capture ended: the last packet's, or SetEnd's
+	// (endFrame, endSet), for the connections stalled when it did.
+	endTS    time.Time
+	endFrame uint64
+	endSet   bool
 	// pending is a min-heap of the directions that may still emit records
 	// about earlier frames, by the earliest such frame (pending.go).
 	pending []*direction
@@ -270,7 +275,7 @@ func NewDecoder(opts Options, emit func(*Record)) *Decoder {
 // Packet feeds one captured packet. Packets that are not TCP are ignored.
 // The packet's payload is not kept after Packet returns.
 func (d *Decoder) Packet(p *capture.Packet) {
-	d.frame = p.Frame
+	d.frame, d.endTS = p.Frame, p.TS
 	if p.Kind != capture.KindTCP {
 		// RoCEv2 connection management and DDP over SCTP (ext.go).
 		d.recent[d.recentIdx] = frameTS{p.Frame, p.TS}
@@ -413,9 +418,22 @@ func (d *Decoder) sweepFinished(now int64) {
 	d.finishedMark = max(2*len(d.finished), 1024)
 }
 
+// SetEnd says when the capture ended, for the connections still stalled
+// then (tcp.stall, stall.go): frame is its last frame, or 0 for a live
+// capture stopped at ts. Without it, the last packet given to Packet
+// ends it. It is called just before Close (flows.Parallel tells its
+// workers the whole capture's end).
+func (d *Decoder) SetEnd(ts time.Time, frame uint64) {
+	d.endTS, d.endFrame, d.endSet = ts, frame, true
+}
+
 // Close ends the capture: every connection is flushed (buffered data
 // delivered, gaps reported), summarised, and all records are emitted.
 func (d *Decoder) Close() {
+	endFrame := d.frame
+	if d.endSet {
+		endFrame = d.endFrame
+	}
 	// Finish in order of connection id for deterministic output.
 	cs := make([]*conn, 0, len(d.conns))
 	for _, c := range d.conns {
@@ -436,6 +454,9 @@ func (d *Decoder) Close() {
 		for len(rids) > 0 && rids[0] < c.id {
 			d.unretire(rids[0])
 			rids = rids[1:]
+		}
+		if !d.endTS.IsZero() {
+			c.stallToEnd(d.endTS.UnixNano(), endFrame)
 		}
 		d.finish(c)
 	}

@@ -85,6 +85,11 @@ type Parallel struct {
 	// to pack (formatOut).
 	crowded atomic.Bool
 
+	// endTS and endFrame are the last packet's, for the workers' Decoders
+	// at Close (Decoder.SetEnd).
+	endTS    time.Time
+	endFrame uint64
+
 	bal     balancer  // which worker decodes each packet
 	cur     []*pbatch // the round being filled, one batch per worker
 	own     []uint8
@@ -108,6 +113,10 @@ type pbatch struct {
 	errs  []error // Packet.Err of KindBad packets, pmeta.err indexes it
 	arena []byte
 	last  bool // Close: end every connection after the packets
+	// endTS and endFrame, with last: the capture's last packet's
+	// (Decoder.SetEnd).
+	endTS    time.Time
+	endFrame uint64
 	// chunk, instead of pkts: whole pcap records every worker shares
 	// (DecodeChunks), decoding the packets it owns.
 	chunk *capture.Chunk
@@ -327,6 +336,7 @@ func (p *Parallel) Packet(pk *capture.Packet) {
 	}
 	w := int(p.bal.Owner(pk))
 	b := p.cur[w]
+	p.endTS, p.endFrame = pk.TS, pk.Frame
 	m := pmeta{
 		frame: pk.Frame, sec: pk.TS.Unix(), nsec: int32(pk.TS.Nanosecond()),
 		iface: int32(pk.Interface), capLen: int64(pk.CapLen), wireLen: int64(pk.WireLen),
@@ -379,11 +389,20 @@ func (p *Parallel) send(last bool) {
 	for i, w := range p.workers {
 		b := p.cur[i]
 		b.last = last
+		if last {
+			b.endTS, b.endFrame = p.endTS, p.endFrame
+		}
 		w.in <- b
 	}
 	if !last {
 		p.take()
 	}
+}
+
+// SetEnd says when the capture ended, if not at the last packet given to
+// Packet (Decoder.SetEnd); it is called just before Close.
+func (p *Parallel) SetEnd(ts time.Time, frame uint64) {
+	p.endTS, p.endFrame = ts, frame
 }
 
 // Close decodes what is left, ends every connection and returns when
@@ -427,6 +446,9 @@ func (w *pworker) run(res chan<- pround) {
 		}
 		if b.last {
 			d.pkt = uint32(npk)
+			if !b.endTS.IsZero() {
+				d.SetEnd(b.endTS, b.endFrame)
+			}
 			d.Close()
 		}
 		var final any
@@ -886,6 +908,9 @@ func (p *Parallel) DecodeChunks(ctx context.Context, cr *capture.ChunkReader) (u
 			break
 		}
 		n += uint64(ch.N)
+		if ts, ok := ow.TS(ch, offs, ch.N-1); ok {
+			p.endTS, p.endFrame = ts, ch.First+uint64(ch.N-1)
+		}
 		p.owners <- pinfo{own: own, offs: offs}
 		cb.b = ch.Data[:0]
 		cb.left.Store(int32(len(p.workers)))

@@ -86,6 +86,40 @@ func (c *conn) unacked(s side) uint32 {
 // stall reports the pause of length gap that packet p, from side s, ends,
 // if something was owed during it.
 func (c *conn) stall(p *capture.Packet, s side, gap time.Duration) {
+	owed := c.owed()
+	if len(owed) == 0 {
+		return // nothing owed: the applications were idle
+	}
+	c.hint = frameTS{p.Frame, p.TS} // not in recent yet
+	msg := "no packet for " + seconds(gap) + " while " + strings.Join(owed, ", ") + "; " + c.stallEnd(p, s)
+	c.finding(nil, dissect.SeverityWarning, "tcp.stall", msg, "RFC 6298 §5; RFC 9293 §3.8.6.1; RFC 5040 §4.4", p.Frame, c.lastFrame)
+}
+
+// stallToEnd reports, as the capture ends at end (Unix nanoseconds; its
+// last frame endFrame, or 0 when a live capture stopped), a connection
+// whose last packet came stallMin or more before it while something was
+// owed: the stall that did not end while the capture ran, the usual sign
+// of a peer or a path gone dead. The finding is the connection's last
+// frame's.
+func (c *conn) stallToEnd(end int64, endFrame uint64) {
+	if !c.lastSet || end-c.lastNano < int64(stallMin) || !c.isIWARP() || c.rstSeen {
+		return
+	}
+	owed := c.owed()
+	if len(owed) == 0 {
+		return
+	}
+	until := "until the capture stopped"
+	if endFrame != 0 {
+		until = "until the end of the capture (frame " + strconv.FormatUint(endFrame, 10) + ")"
+	}
+	msg := "no packet for " + seconds(time.Duration(end-c.lastNano)) + " " + until + " while " + strings.Join(owed, ", ") +
+		"; nothing moved again while the capture ran"
+	c.finding(nil, dissect.SeverityWarning, "tcp.stall", msg, "RFC 6298 §5; RFC 9293 §3.8.6.1; RFC 5040 §4.4", c.lastFrame)
+}
+
+// owed says what was owed on the connection as its last packet left it.
+func (c *conn) owed() []string {
 	var owed []string
 	for _, o := range [2]side{0, 1} {
 		if n := c.unacked(o); n > 0 {
@@ -103,12 +137,7 @@ func (c *conn) stall(p *capture.Packet, s side, gap time.Duration) {
 		owed = append(owed, plural(len(live), "RDMA Read Request")+" unanswered (the oldest in frame "+
 			strconv.FormatUint(live[0].frame, 10)+")")
 	}
-	if len(owed) == 0 {
-		return // nothing owed: the applications were idle
-	}
-	c.hint = frameTS{p.Frame, p.TS} // not in recent yet
-	msg := "no packet for " + seconds(gap) + " while " + strings.Join(owed, ", ") + "; " + c.stallEnd(p, s)
-	c.finding(nil, dissect.SeverityWarning, "tcp.stall", msg, "RFC 6298 §5; RFC 9293 §3.8.6.1; RFC 5040 §4.4", p.Frame, c.lastFrame)
+	return owed
 }
 
 // stallEnd says what packet p, from side s, did to end a stall.

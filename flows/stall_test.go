@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -23,11 +24,16 @@ import (
 // comes at the end of the pause (a retransmission); with zeroWin, frame
 // after advertises a zero window and its copy with the window it had
 // comes at the end of the pause (the window opened again).
+//
+// With hang, the connection's frames after frame after are dropped and
+// the capture ends pause later with a frame of another connection: a
+// stall that never ended.
 type pauseEdit struct {
 	after   int
 	pause   time.Duration
 	resend  bool
 	zeroWin bool
+	hang    bool
 }
 
 // TestStallAsTshark: pauses put into real siw captures, each after a
@@ -60,6 +66,14 @@ func TestStallAsTshark(t *testing.T) {
 		// flight, 11 leaves 208 from one side, 4 is the MPA Request.
 		{"siw/crc_v2_iwtest_ops.pcap", []pauseEdit{{after: 4, pause: time.Second}, {after: 11, pause: time.Second},
 			{after: 16, pause: 3 * time.Second}, {after: 21, pause: 400 * time.Millisecond, resend: true}}, 4},
+		// Stalls that never end: the connection's last frame is a Read
+		// Request (9), leaves 2,896 octets in flight (21), or owes nothing
+		// (7); then 200 ms is not reached (another connection's frame comes
+		// 150 ms after 9).
+		{"siw/crc_v2_rping.pcap", []pauseEdit{{after: 9, pause: 4 * time.Second, hang: true}}, 1},
+		{"siw/crc_v2_iwtest_ops.pcap", []pauseEdit{{after: 21, pause: 900 * time.Millisecond, hang: true}}, 1},
+		{"siw/crc_v2_rping.pcap", []pauseEdit{{after: 7, pause: 3 * time.Second, hang: true}}, 0},
+		{"siw/crc_v2_rping.pcap", []pauseEdit{{after: 9, pause: 150 * time.Millisecond, hang: true}}, 0},
 		// Pauses shorter than 200 ms are not stalls.
 		{"siw/crc_v2_rping.pcap", []pauseEdit{{after: 9, pause: 150 * time.Millisecond}, {after: 14, pause: 190 * time.Millisecond}}, 0},
 	} {
@@ -71,7 +85,7 @@ func TestStallAsTshark(t *testing.T) {
 			if len(want) != tc.want {
 				t.Fatalf("tshark's view calls for %d stalls, the case expects %d: %v", len(want), tc.want, want)
 			}
-			for _, workers := range []int{0, 2} {
+			for _, workers := range []int{0, 2, -2} {
 				got := map[string]string{}
 				for _, r := range recordsWith(t, data, workers) {
 					if r.Type != flows.RecFinding || r.Finding.Code != "tcp.stall" {
@@ -112,6 +126,13 @@ func applyPauses(frames [][]byte, times []time.Time, edits []pauseEdit) ([][]byt
 			continue
 		}
 		e := edits[k]
+		if e.hang {
+			// A SYN from another address (IPv4 over Ethernet), which -j 2
+			// hands to the other worker.
+			other := bytes.Clone(frames[0])
+			other[14+15] ^= 0x40
+			return append(f2, f, other), append(t2, times[i].Add(shift), times[i].Add(shift+e.pause))
+		}
 		orig := f
 		if e.zeroWin {
 			f = setWindow(f, 0)
@@ -137,7 +158,7 @@ func setWindow(frame []byte, w uint16) []byte {
 // tsFrame is tshark's view of a frame of a capture of one TCP connection.
 type tsFrame struct {
 	n               int
-	delta           time.Duration
+	delta, at       time.Duration // tcp.time_delta, frame.time_relative
 	src             string
 	seq, ack, len   uint64
 	ackFlag         bool
@@ -154,7 +175,7 @@ type tsFrame struct {
 // before]"): see TestStallAsTshark.
 func tsharkStalls(t *testing.T, tshark, path string) map[string]string {
 	t.Helper()
-	fields := []string{"frame.number", "tcp.time_delta", "ip.src", "tcp.srcport", "tcp.seq_raw", "tcp.ack_raw", "tcp.len",
+	fields := []string{"frame.number", "tcp.time_delta", "tcp.stream", "frame.time_relative", "ip.src", "tcp.srcport", "tcp.seq_raw", "tcp.ack_raw", "tcp.len",
 		"tcp.flags.ack", "tcp.flags.fin", "tcp.flags.reset", "tcp.analysis.bytes_in_flight", "tcp.analysis.acks_frame",
 		"tcp.analysis.retransmission", "tcp.analysis.zero_window", "tcp.analysis.window_update", "iwarp_rdma.opcode", "iwarp_ddp.last_flag"}
 	args := []string{"-r", path, "-o", "tcp.calculate_timestamps:TRUE", "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=,"}
@@ -166,11 +187,22 @@ func tsharkStalls(t *testing.T, tshark, path string) map[string]string {
 		t.Fatalf("tshark: %v", err)
 	}
 	var fr []tsFrame
+	var end tsFrame // the capture's last frame, of whichever connection
 	for _, l := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
 		c := strings.Split(l, "\t")
 		for len(c) < len(fields) {
 			c = append(c, "")
 		}
+		rel, err := strconv.ParseFloat(c[3], 64)
+		if err != nil {
+			t.Fatalf("tshark line %q", l)
+		}
+		end = tsFrame{at: time.Duration(math.Round(rel * 1e9))}
+		end.n, _ = strconv.Atoi(c[0])
+		if c[2] != "0" {
+			continue // another connection's frame (a hang case's last)
+		}
+		c = append(c[:2], c[4:]...)
 		num := func(i int) uint64 { v, _ := strconv.ParseUint(c[i], 10, 64); return v }
 		split := func(i int) []string {
 			if c[i] == "" {
@@ -182,19 +214,15 @@ func tsharkStalls(t *testing.T, tshark, path string) map[string]string {
 		if err != nil {
 			t.Fatalf("tshark line %q", l)
 		}
-		fr = append(fr, tsFrame{n: int(num(0)), delta: time.Duration(d*1e9 + 0.5), src: c[2] + ":" + c[3],
+		fr = append(fr, tsFrame{n: int(num(0)), delta: time.Duration(d*1e9 + 0.5), at: end.at, src: c[2] + ":" + c[3],
 			seq: num(4), ack: num(5), len: num(6), ackFlag: c[7] == "1", fin: c[8] == "1", rst: c[9] == "1",
 			inFlight: num(10), acks: int(num(11)), retrans: c[12] != "", zeroWn: c[13] != "", winUpdate: c[14] != "",
 			ops: split(15), lasts: split(16)})
 	}
 	a := fr[0].src // the side seen first
 	want := map[string]string{}
-	for i := 1; i < len(fr); i++ {
-		e := fr[i]
-		if e.delta < 200*time.Millisecond {
-			continue
-		}
-		before := fr[:i]
+	// owedAfter says what was owed once the frames before had passed.
+	owedAfter := func(before []tsFrame) []string {
 		var owed []string
 		// Octets in flight from each side, a's first: its last data
 		// frame's, unless a later frame acknowledged that frame.
@@ -256,6 +284,15 @@ func tsharkStalls(t *testing.T, tshark, path string) map[string]string {
 		if len(open) > 0 {
 			owed = append(owed, plural(len(open), "RDMA Read Request")+" unanswered (the oldest in frame "+strconv.Itoa(open[0])+")")
 		}
+		return owed
+	}
+	for i := 1; i < len(fr); i++ {
+		e := fr[i]
+		if e.delta < 200*time.Millisecond {
+			continue
+		}
+		before := fr[:i]
+		owed := owedAfter(before)
 		if len(owed) == 0 {
 			continue
 		}
@@ -284,6 +321,16 @@ func tsharkStalls(t *testing.T, tshark, path string) map[string]string {
 		}
 		key := fmt.Sprint([]uint64{uint64(e.n), uint64(before[len(before)-1].n)})
 		want[key] = "no packet for " + strconv.FormatFloat(e.delta.Seconds(), 'f', 6, 64) + " s while " + strings.Join(owed, ", ") + "; " + end
+	}
+	// A stall to the end of the capture: from the connection's last frame
+	// to the capture's.
+	last := fr[len(fr)-1]
+	if gap := end.at - last.at; gap >= 200*time.Millisecond {
+		if owed := owedAfter(fr); len(owed) > 0 {
+			want[fmt.Sprint([]uint64{uint64(last.n)})] = "no packet for " + strconv.FormatFloat(gap.Seconds(), 'f', 6, 64) +
+				" s until the end of the capture (frame " + strconv.Itoa(end.n) + ") while " + strings.Join(owed, ", ") +
+				"; nothing moved again while the capture ran"
+		}
 	}
 	return want
 }

@@ -2,6 +2,7 @@ package flows_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 
+	"github.com/iwarpkit/iwarpkit/capture"
 	"github.com/iwarpkit/iwarpkit/flows"
 	"github.com/iwarpkit/iwarpkit/internal/testutil"
 )
@@ -74,7 +76,7 @@ func TestTCPStreamAsTshark(t *testing.T) {
 	}
 	path, data := writePcap(t, "mixed.pcap", seq, times)
 	want := testutil.TsharkColumn(t, []string{"-r", path, "-T", "fields", "-e", "frame.number", "-e", "tcp.stream"})
-	for _, workers := range []int{0, 2} {
+	for _, workers := range []int{0, 2, -2} {
 		recs := recordsWith(t, data, workers)
 		tcp, other := 0, 0
 		streams := map[string]bool{}
@@ -199,12 +201,33 @@ func writePcap(t *testing.T, name string, frames [][]byte, ts []time.Time) (stri
 	return path, pcap.Bytes()
 }
 
-// recordsWith decodes a capture with one Decoder (workers 0) or a Parallel.
+// recordsWith decodes a capture with one Decoder (workers 0) or a Parallel
+// of workers packets, or of -workers over the capture's chunks
+// (DecodeChunks).
 func recordsWith(t *testing.T, data []byte, workers int) []*flows.Record {
 	t.Helper()
 	pkts := testutil.ReadPackets(data)
 	var recs []*flows.Record
 	emit := func(r *flows.Record) { recs = append(recs, r) }
+	if workers < 0 {
+		path := filepath.Join(t.TempDir(), "chunks.pcap")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cr, err := capture.OpenChunks(path, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cr.Close()
+		p, err := flows.NewParallel(flows.Options{}, -workers, emit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.DecodeChunks(context.Background(), cr); err != nil {
+			t.Fatal(err)
+		}
+		return recs
+	}
 	if workers == 0 {
 		d := flows.NewDecoder(flows.Options{}, emit)
 		for i := range pkts {

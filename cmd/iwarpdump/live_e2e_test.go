@@ -959,6 +959,33 @@ func TestLiveHeldRecords(t *testing.T) {
 		t.Fatalf("no last Write segment in the truth")
 	}
 	d := e.start(t, "-i", e.ifA, "tcp port 7174")
+	cl, sc := e.connect(t)
+	step(t, cl, sc, s.i2r[:s.reqLen])
+	step(t, sc, cl, s.r2i[:s.repLen])
+	step(t, cl, sc, s.i2r[s.reqLen:cut]) // the Write, but its last segment
+	step(t, sc, cl, s.r2i[s.repLen:])    // the Send
+	sent := time.Now()
+	for !strings.Contains(d.outText(), "Send QN 0 MSN 1") {
+		if time.Since(sent) > 3*time.Second {
+			_ = d.cmd.Process.Signal(os.Interrupt)
+			d.wait(t)
+			t.Fatalf("the Send's line was not written within 3 s (the Write's last segment never came); output:\n%s", d.outText())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("the Send's line came %v after the Send", time.Since(sent).Round(time.Millisecond))
+	if n := strings.Count(d.outText(), "RDMA Write"); n != 7 {
+		t.Errorf("%d RDMA Write lines before the close, want the 7 segments sent", n)
+	}
+	if code := d.stop(t, os.Interrupt); code != 0 {
+		t.Fatalf("exit %d\n%s", code, d.errText())
+	}
+}
+
+// connect makes a TCP connection from the client in b to the server in a,
+// on e2ePort; both ends are closed when the test ends.
+func (e *e2eEnv) connect(t *testing.T) (client, server net.Conn) {
+	t.Helper()
 	var ln net.Listener
 	inNetns(t, e.nsA, func() {
 		var err error
@@ -976,48 +1003,62 @@ func TestLiveHeldRecords(t *testing.T) {
 		}
 		srv <- sc
 	}()
-	var cl net.Conn
 	inNetns(t, e.nsB, func() {
 		var err error
-		if cl, err = net.DialTimeout("tcp4", net.JoinHostPort(e.server, strconv.Itoa(e2ePort)), 5*time.Second); err != nil {
+		if client, err = net.DialTimeout("tcp4", net.JoinHostPort(e.server, strconv.Itoa(e2ePort)), 5*time.Second); err != nil {
 			t.Fatal(err)
 		}
 	})
-	defer cl.Close()
-	sc := <-srv
-	if sc == nil {
+	t.Cleanup(func() { client.Close() })
+	if server = <-srv; server == nil {
 		t.Fatal("accept failed")
 	}
-	defer sc.Close()
-	step := func(from, to net.Conn, b []byte) {
-		t.Helper()
-		_ = to.SetDeadline(time.Now().Add(5 * time.Second))
-		if _, err := from.Write(b); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := io.ReadFull(to, make([]byte, len(b))); err != nil {
-			t.Fatal(err)
-		}
+	t.Cleanup(func() { server.Close() })
+	return client, server
+}
+
+// step sends b from one end of a connection and reads it at the other.
+func step(t *testing.T, from, to net.Conn, b []byte) {
+	t.Helper()
+	_ = to.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := from.Write(b); err != nil {
+		t.Fatal(err)
 	}
-	step(cl, sc, s.i2r[:s.reqLen])
-	step(sc, cl, s.r2i[:s.repLen])
-	step(cl, sc, s.i2r[s.reqLen:cut]) // the Write, but its last segment
-	step(sc, cl, s.r2i[s.repLen:])    // the Send
-	sent := time.Now()
-	for !strings.Contains(d.outText(), "Send QN 0 MSN 1") {
-		if time.Since(sent) > 3*time.Second {
-			_ = d.cmd.Process.Signal(os.Interrupt)
-			d.wait(t)
-			t.Fatalf("the Send's line was not written within 3 s (the Write's last segment never came); output:\n%s", d.outText())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if _, err := io.ReadFull(to, make([]byte, len(b))); err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("the Send's line came %v after the Send", time.Since(sent).Round(time.Millisecond))
-	if n := strings.Count(d.outText(), "RDMA Write"); n != 7 {
-		t.Errorf("%d RDMA Write lines before the close, want the 7 segments sent", n)
+}
+
+// TestLiveStallToEnd: an RDMA Read Request the server never answers, on a
+// connection left open until the capture stops a second later, is a stall
+// to the end of the capture (tcp.stall): the time is the capture's stop,
+// not its last packet's.
+func TestLiveStallToEnd(t *testing.T) {
+	e := newE2E(t)
+	c := synth.Conn{
+		Initiator: netip.MustParseAddrPort(e2eClient + ":40000"),
+		Responder: netip.MustParseAddrPort(e2eServer + ":7174"),
+		Handshake: true,
+		MPA:       &synth.MPAParams{Request: synth.MPAFrame{Rev: 1, C: true}, Reply: synth.MPAFrame{Rev: 1, C: true}},
+		Ops:       []synth.Op{{Dir: synth.I2R, Kind: synth.Read, Size: 512, STag: 0x51, SrcSTag: 0x61, NoResponse: true}},
 	}
+	s := scenarioStreams(t, "hang", synth.Scenario{Seed: 1, Conns: []synth.Conn{c}})
+	d := e.start(t, "-i", e.ifA, "-q", "-z", "findings", "tcp port 7174")
+	cl, sc := e.connect(t)
+	step(t, cl, sc, s.i2r[:s.reqLen])
+	step(t, sc, cl, s.r2i[:s.repLen])
+	step(t, cl, sc, s.i2r[s.reqLen:]) // the Read Request, never answered
+	time.Sleep(time.Second)
 	if code := d.stop(t, os.Interrupt); code != 0 {
 		t.Fatalf("exit %d\n%s", code, d.errText())
+	}
+	stall := regexp.MustCompile(`no packet for (\d+\.\d+) s until the capture stopped while 1 RDMA Read Request unanswered \(the oldest in frame \d+\); nothing moved again while the capture ran`)
+	m := stall.FindStringSubmatch(d.outText())
+	if m == nil {
+		t.Fatalf("no stall to the end of the capture:\n%s", d.outText())
+	}
+	if v, _ := strconv.ParseFloat(m[1], 64); v < 0.9 || v > 10 {
+		t.Errorf("a stall of %s s, for a second's wait before the capture stopped", m[1])
 	}
 }
 

@@ -460,6 +460,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		dec = d
 	}
 	var n uint64
+	// The last packet read: the end of the capture, for the connections
+	// still stalled then (tcp.stall), though --shard or -c kept later
+	// packets from the decoder.
+	var endTS time.Time
+	var endFrame uint64
 	// One packet variable for the whole loop, filled in place by the
 	// source: dec is an interface, so &p escapes to the heap, once rather
 	// than per packet.
@@ -490,6 +495,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				break
 			}
 			n++
+			endTS, endFrame = p.TS, p.Frame
 			if n == 1 && topts.Ref.IsZero() {
 				topts.Ref = p.TS // -t r
 				if relFilter {
@@ -519,6 +525,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if !damaged {
 		prof.heap(stderr)
+		if e, ok := dec.(interface{ SetEnd(time.Time, uint64) }); ok && chunks == nil {
+			if live.active() {
+				// The capture ran until now, not until its last packet.
+				endTS, endFrame = time.Now(), 0
+			}
+			if !endTS.IsZero() {
+				e.SetEnd(endTS, endFrame)
+			}
+		}
 		dec.Close()
 	}
 	if u, ok := dec.(interface{ Unordered() uint64 }); ok && u.Unordered() > 0 && !*quiet {
