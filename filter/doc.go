@@ -57,8 +57,9 @@
 //     name: opcode, name, segments, length, first_frame, last_frame, stag,
 //     to, qn, msn, request_frame, latency_ns (message); initiator,
 //     responder, state, ddp_version, interop, midstream, fpdus, messages,
-//     octets, crc_errors, mpa.markers_i2r, mpa.markers_r2i, mpa.rejected,
-//     mpa.p2p (conn);
+//     octets, crc_errors, retransmissions, zero_windows, stalls,
+//     stalled_ns, mpa.markers_i2r, mpa.markers_r2i, mpa.rejected, mpa.p2p
+//     (conn);
 //   - members of the terminated headers in a Terminate, named like the
 //     top-level fields: rdmap.term.ddp.stag, rdmap.term.rdmap.opcode, ...;
 //   - members of list entries: findings.code, mpa.markers.ok, ...;

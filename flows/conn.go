@@ -68,6 +68,10 @@ type conn struct {
 	tcp      [2]tcpSide
 	lastNano int64
 	lastSet  bool
+	// TCP's health, for the summary (stall.go): segments sent again,
+	// zero windows advertised, stalls and their time.
+	retrans, zeroWins, stalls uint32
+	stalled                   int64
 }
 
 // onceCodes are findings that state a fact of the connection rather than of
@@ -429,6 +433,8 @@ func (c *conn) summarise() {
 		Octets:     c.octets,
 		CRCErrors:  c.crcErrors,
 		Findings:   c.findings,
+		TCP: TCPHealth{Retransmissions: int(c.retrans), ZeroWindows: int(c.zeroWins), Stalls: int(c.stalls),
+			Stalled: time.Duration(c.stalled)},
 		FirstFrame: c.firstFrame,
 		LastFrame:  c.lastFrame,
 		CRC:        c.crc,

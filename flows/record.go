@@ -236,9 +236,29 @@ type ConnSummary struct {
 	Octets     uint64
 	CRCErrors  int
 	Findings   int
+	TCP        TCPHealth
 	FirstFrame uint64
 	LastFrame  uint64
 	// Interop is the verdict under the RNIC interoperability matrix (nil
 	// without a captured MPA exchange, or for a rejected connection).
 	Interop *Interop
+}
+
+// TCPHealth counts what went wrong underneath the iWARP connection, as
+// the capture shows it (flows/stall.go).
+type TCPHealth struct {
+	// Retransmissions counts the segments (octets or a FIN) that started
+	// before the highest sequence number their side had already sent:
+	// retransmissions, and segments that overtook one another on the way
+	// (tshark's tcp.analysis.retransmission, fast_retransmission,
+	// spurious_retransmission and out_of_order). Window probes and
+	// keep-alives (one octet or none, just before it) are not counted.
+	Retransmissions int
+	// ZeroWindows counts the segments that advertised a zero window
+	// (tshark's tcp.analysis.zero_window).
+	ZeroWindows int
+	// Stalls counts the tcp.stall pauses, to the end of the capture
+	// included, and Stalled is their time.
+	Stalls  int
+	Stalled time.Duration
 }

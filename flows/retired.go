@@ -158,9 +158,11 @@ func packConn(b []byte, r *Record, strs *[]string) []byte {
 	for _, v := range [...]uint64{uint64(s.IRD), uint64(s.ORD), uint64(s.Octets), s.FirstFrame, s.LastFrame} {
 		b = binary.AppendUvarint(b, v)
 	}
-	for _, v := range [...]int{s.DDPVersion, s.FPDUs, s.Messages, s.CRCErrors, s.Findings} {
+	for _, v := range [...]int{s.DDPVersion, s.FPDUs, s.Messages, s.CRCErrors, s.Findings,
+		s.TCP.Retransmissions, s.TCP.ZeroWindows, s.TCP.Stalls} {
 		b = binary.AppendVarint(b, int64(v))
 	}
+	b = binary.AppendVarint(b, int64(s.TCP.Stalled))
 	if iv := s.Interop; iv != nil {
 		b = varpack.AppendString(b, iv.Initiator, strs, maxPackStrs)
 		b = varpack.AppendString(b, iv.Responder, strs, maxPackStrs)
@@ -202,6 +204,8 @@ func unpackConn(b []byte, strs []string) (*Record, error) {
 	s.Octets, s.FirstFrame, s.LastFrame = u.Uvarint(), u.Uvarint(), u.Uvarint()
 	s.DDPVersion, s.FPDUs, s.Messages = int(u.Varint()), int(u.Varint()), int(u.Varint())
 	s.CRCErrors, s.Findings = int(u.Varint()), int(u.Varint())
+	s.TCP.Retransmissions, s.TCP.ZeroWindows, s.TCP.Stalls = int(u.Varint()), int(u.Varint()), int(u.Varint())
+	s.TCP.Stalled = time.Duration(u.Varint())
 	if fl&packInterop != 0 {
 		s.Interop = &Interop{
 			Initiator: u.String(strs),

@@ -57,7 +57,7 @@ func filled(t *testing.T, v reflect.Value, seed *int) {
 		switch f.Kind() {
 		case reflect.Bool:
 			f.SetBool(true)
-		case reflect.Int:
+		case reflect.Int, reflect.Int64: // time.Duration too
 			f.SetInt(int64(-n * 1000003))
 		case reflect.Uint8, reflect.Uint16:
 			f.SetUint(uint64(n))
@@ -69,6 +69,10 @@ func filled(t *testing.T, v reflect.Value, seed *int) {
 			f.Set(reflect.New(f.Type().Elem()))
 			filled(t, f.Elem(), seed)
 		case reflect.Struct:
+			if f.Type() == reflect.TypeFor[TCPHealth]() {
+				filled(t, f, seed)
+				continue
+			}
 			if f.Type() != reflect.TypeFor[netip.AddrPort]() {
 				t.Fatalf("field %s: a struct the test does not know", v.Type().Field(i).Name)
 			}

@@ -62,6 +62,12 @@ func (c *conn) watch(p *capture.Packet, s side) {
 	if p.Flags&capture.FlagFIN != 0 {
 		n++
 	}
+	if n > 0 && t.nxtSet && seqAfter(t.nxt, p.Seq) && p.Flags&(capture.FlagSYN|capture.FlagRST) == 0 &&
+		(n > 1 || p.Seq != t.nxt-1 || p.Flags&capture.FlagFIN != 0) {
+		// Octets or a FIN sent again (TCPHealth.Retransmissions); one
+		// octet just before the highest is a keep-alive or a probe.
+		c.retrans++
+	}
 	if end := p.Seq + n; p.Flags&capture.FlagRST == 0 && (!t.nxtSet || seqAfter(end, t.nxt)) {
 		t.nxt, t.nxtSet = end, true
 	}
@@ -70,6 +76,9 @@ func (c *conn) watch(p *capture.Packet, s side) {
 	}
 	if p.Flags&(capture.FlagSYN|capture.FlagFIN|capture.FlagRST) == 0 {
 		t.zeroWin = p.Window == 0
+		if t.zeroWin {
+			c.zeroWins++
+		}
 	}
 }
 
@@ -90,6 +99,8 @@ func (c *conn) stall(p *capture.Packet, s side, gap time.Duration) {
 	if len(owed) == 0 {
 		return // nothing owed: the applications were idle
 	}
+	c.stalls++
+	c.stalled += int64(gap)
 	c.hint = frameTS{p.Frame, p.TS} // not in recent yet
 	msg := "no packet for " + seconds(gap) + " while " + strings.Join(owed, ", ") + "; " + c.stallEnd(p, s)
 	c.finding(nil, dissect.SeverityWarning, "tcp.stall", msg, "RFC 6298 §5; RFC 9293 §3.8.6.1; RFC 5040 §4.4", p.Frame, c.lastFrame)
@@ -109,6 +120,8 @@ func (c *conn) stallToEnd(end int64, endFrame uint64) {
 	if len(owed) == 0 {
 		return
 	}
+	c.stalls++
+	c.stalled += end - c.lastNano
 	until := "until the capture stopped"
 	if endFrame != 0 {
 		until = "until the end of the capture (frame " + strconv.FormatUint(endFrame, 10) + ")"

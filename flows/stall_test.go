@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -385,5 +386,111 @@ func TestReleaseBefore(t *testing.T) {
 	d.Close()
 	if len(got) <= held {
 		t.Errorf("Close emitted nothing more (the Write's message record)")
+	}
+}
+
+// TestTCPHealthAsTshark: the TCP counts of every conn record
+// (ConnSummary.TCP) against tshark's flags on the frames of the same TCP
+// stream: segments sent again or overtaken (tcp.analysis.retransmission,
+// fast_retransmission, spurious_retransmission, out_of_order; SYNs are not
+// counted), zero windows (tcp.analysis.zero_window), and the tcp.stall
+// findings of the connection. The captures: generated connections with
+// segments duplicated, reordered, sent again with other octets, or lost
+// from the capture, and a real one with pauses, resends, a zero window
+// and a stall to the end of the capture.
+func TestTCPHealthAsTshark(t *testing.T) {
+	tshark := testutil.RequireTshark(t)
+	var conns []synth.Conn
+	for i, im := range []synth.Impairments{
+		{Duplicate: []synth.SegRef{{Dir: synth.I2R, Index: 2}, {Dir: synth.I2R, Index: 4}, {Dir: synth.R2I, Index: 1}}},
+		{Reorder: []synth.SegRef{{Dir: synth.I2R, Index: 3}}},
+		{Conflict: []synth.SegRef{{Dir: synth.I2R, Index: 2}}, Duplicate: []synth.SegRef{{Dir: synth.I2R, Index: 5}}},
+		{Drop: []synth.SegRef{{Dir: synth.I2R, Index: 3}}},
+		{},
+	} {
+		c := baseConn(41000 + uint16(i))
+		c.MaxULPDU = 512
+		c.Ops = []synth.Op{{Dir: synth.I2R, Kind: synth.Write, Size: 4096, STag: 0x51},
+			{Dir: synth.R2I, Kind: synth.Send, Size: 600}, {Dir: synth.I2R, Kind: synth.Send, Size: 16}}
+		c.Impair = im
+		conns = append(conns, c)
+	}
+	gen := generate(t, conns)
+	frames, times, _ := captureFrames(t, filepath.Join("..", "testdata", "siw", "crc_v2_rping.pcap"))
+	frames, times = applyPauses(frames, times, []pauseEdit{{after: 13, pause: 300 * time.Millisecond, resend: true},
+		{after: 14, pause: 2 * time.Second}, {after: 15, pause: 700 * time.Millisecond, zeroWin: true},
+		{after: 33, pause: 250 * time.Millisecond, hang: true}})
+	genPath := filepath.Join(t.TempDir(), "gen.pcap")
+	if err := os.WriteFile(genPath, gen, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	realPath, realData := writePcap(t, "paused.pcap", frames, times)
+	checked := 0
+	for _, c := range []struct {
+		path string
+		data []byte
+	}{{genPath, gen}, {realPath, realData}} {
+		// tshark's counts per TCP stream.
+		type counts struct{ retrans, zeroWin, stalls int }
+		want := map[int]*counts{}
+		out, err := exec.Command(tshark, "-r", c.path, "-T", "fields", "-e", "tcp.stream", "-e", "tcp.flags.syn",
+			"-e", "tcp.analysis.retransmission", "-e", "tcp.analysis.fast_retransmission", "-e", "tcp.analysis.spurious_retransmission",
+			"-e", "tcp.analysis.out_of_order", "-e", "tcp.analysis.zero_window").Output()
+		if err != nil {
+			t.Fatalf("tshark: %v", err)
+		}
+		for _, l := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
+			f := strings.Split(l, "\t")
+			for len(f) < 7 {
+				f = append(f, "")
+			}
+			s, err := strconv.Atoi(f[0])
+			if err != nil {
+				continue // not TCP (the hang case's last frame is)
+			}
+			if want[s] == nil {
+				want[s] = &counts{}
+			}
+			if f[1] != "1" && (f[2] != "" || f[3] != "" || f[4] != "" || f[5] != "") {
+				want[s].retrans++
+			}
+			if f[6] != "" {
+				want[s].zeroWin++
+			}
+		}
+		for _, workers := range []int{0, 2, -2} {
+			got := map[int]*counts{}
+			stalls := map[int]int{}
+			for _, r := range recordsWith(t, c.data, workers) {
+				s, ok := r.TCPStream()
+				switch {
+				case !ok:
+				case r.Type == flows.RecConn:
+					h := r.Summary.TCP
+					got[int(s)] = &counts{h.Retransmissions, h.ZeroWindows, h.Stalls}
+				case r.Type == flows.RecFinding && r.Finding.Code == "tcp.stall":
+					stalls[int(s)]++
+				}
+			}
+			for s, g := range got {
+				w := want[s]
+				if w == nil {
+					t.Errorf("%s, workers %d: stream %d unknown to tshark", filepath.Base(c.path), workers, s)
+					continue
+				}
+				w.stalls = stalls[s]
+				if *g != *w {
+					t.Errorf("%s, workers %d: stream %d: retransmissions, zero windows, stalls %v, tshark and the findings %v",
+						filepath.Base(c.path), workers, s, *g, *w)
+				}
+				if workers == 0 {
+					t.Logf("%s: stream %d: %+v", filepath.Base(c.path), s, *g)
+					checked++
+				}
+			}
+		}
+	}
+	if checked < 6 {
+		t.Errorf("%d connections checked", checked)
 	}
 }

@@ -547,6 +547,8 @@ func connFields(out []KV, r *flows.Record) []KV {
 	out = append(out, kv("mpa", mv), kv("ddp_version", dv), kv("interop", interopValue(s.Interop)), kvb("midstream", s.Midstream),
 		kvu("fpdus", uint64(s.FPDUs)), kvu("messages", uint64(s.Messages)), kvu("octets", s.Octets),
 		kvu("crc_errors", uint64(s.CRCErrors)), kvu("findings", uint64(s.Findings)),
+		kvu("retransmissions", uint64(s.TCP.Retransmissions)), kvu("zero_windows", uint64(s.TCP.ZeroWindows)),
+		kvu("stalls", uint64(s.TCP.Stalls)), kv("stalled_ns", Int(int64(s.TCP.Stalled))),
 		kvu("first_frame", s.FirstFrame), kvu("last_frame", s.LastFrame))
 	return out
 }

@@ -463,7 +463,24 @@ func appendConnLine(dst []byte, s *flows.ConnSummary) []byte {
 	dst = append(dst, ", "...)
 	dst = appendCount(dst, uint64(s.CRCErrors), " CRC error")
 	dst = append(dst, ", "...)
-	return appendCount(dst, uint64(s.Findings), " finding")
+	dst = appendCount(dst, uint64(s.Findings), " finding")
+	// TCP's troubles, when it had any.
+	if h := s.TCP; h.Retransmissions > 0 {
+		dst = append(dst, ", "...)
+		dst = appendCount(dst, uint64(h.Retransmissions), " retransmission")
+	}
+	if h := s.TCP; h.ZeroWindows > 0 {
+		dst = append(dst, ", "...)
+		dst = appendCount(dst, uint64(h.ZeroWindows), " zero window")
+	}
+	if h := s.TCP; h.Stalls > 0 {
+		dst = append(dst, ", "...)
+		dst = appendCount(dst, uint64(h.Stalls), " stall")
+		dst = append(dst, " ("...)
+		dst = strconv.AppendFloat(dst, h.Stalled.Seconds(), 'f', 6, 64)
+		dst = append(dst, " s)"...)
+	}
+	return dst
 }
 
 // appendCount appends "1 finding", "2 findings": n and the noun, plural

@@ -227,6 +227,10 @@ type ConnRow struct {
 	Octets        *int64   `parquet:"octets,optional"`
 	CRCErrors     *int64   `parquet:"crc_errors,optional"`
 	Findings      *int64   `parquet:"findings,optional"`
+	Retrans       *int64   `parquet:"retransmissions,optional"`
+	ZeroWindows   *int64   `parquet:"zero_windows,optional"`
+	Stalls        *int64   `parquet:"stalls,optional"`
+	StalledNS     *int64   `parquet:"stalled_ns,optional"`
 	FirstFrame    *int64   `parquet:"first_frame,optional"`
 	LastFrame     *int64   `parquet:"last_frame,optional"`
 }
