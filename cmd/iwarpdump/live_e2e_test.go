@@ -936,15 +936,9 @@ func TestLiveRotate(t *testing.T) {
 // for the message's, a live capture's at most liveHold.
 func TestLiveHeldRecords(t *testing.T) {
 	e := newE2E(t)
-	c := synth.Conn{
-		Initiator: netip.MustParseAddrPort(e2eClient + ":40000"),
-		Responder: netip.MustParseAddrPort(e2eServer + ":7174"),
-		Handshake: true,
-		MPA:       &synth.MPAParams{Request: synth.MPAFrame{Rev: 1, C: true}, Reply: synth.MPAFrame{Rev: 1, C: true}},
-		MaxULPDU:  1024,
-		Ops: []synth.Op{{Dir: synth.I2R, Kind: synth.Write, Size: 8192, STag: 0x51, TO: 0x1000},
-			{Dir: synth.R2I, Kind: synth.Send, Size: 16}},
-	}
+	c := liveConn(synth.Op{Dir: synth.I2R, Kind: synth.Write, Size: 8192, STag: 0x51, TO: 0x1000},
+		synth.Op{Dir: synth.R2I, Kind: synth.Send, Size: 16})
+	c.MaxULPDU = 1024
 	s := scenarioStreams(t, "held", synth.Scenario{Seed: 1, Conns: []synth.Conn{c}})
 	// Where the Write's last segment starts in the client's stream.
 	cut := -1
@@ -979,6 +973,18 @@ func TestLiveHeldRecords(t *testing.T) {
 	}
 	if code := d.stop(t, os.Interrupt); code != 0 {
 		t.Fatalf("exit %d\n%s", code, d.errText())
+	}
+}
+
+// liveConn is a connection between the test's client and server, MPA rev 1
+// with CRC, carrying ops.
+func liveConn(ops ...synth.Op) synth.Conn {
+	return synth.Conn{
+		Initiator: netip.MustParseAddrPort(e2eClient + ":40000"),
+		Responder: netip.MustParseAddrPort(e2eServer + ":7174"),
+		Handshake: true,
+		MPA:       &synth.MPAParams{Request: synth.MPAFrame{Rev: 1, C: true}, Reply: synth.MPAFrame{Rev: 1, C: true}},
+		Ops:       ops,
 	}
 }
 
@@ -1035,13 +1041,7 @@ func step(t *testing.T, from, to net.Conn, b []byte) {
 // not its last packet's.
 func TestLiveStallToEnd(t *testing.T) {
 	e := newE2E(t)
-	c := synth.Conn{
-		Initiator: netip.MustParseAddrPort(e2eClient + ":40000"),
-		Responder: netip.MustParseAddrPort(e2eServer + ":7174"),
-		Handshake: true,
-		MPA:       &synth.MPAParams{Request: synth.MPAFrame{Rev: 1, C: true}, Reply: synth.MPAFrame{Rev: 1, C: true}},
-		Ops:       []synth.Op{{Dir: synth.I2R, Kind: synth.Read, Size: 512, STag: 0x51, SrcSTag: 0x61, NoResponse: true}},
-	}
+	c := liveConn(synth.Op{Dir: synth.I2R, Kind: synth.Read, Size: 512, STag: 0x51, SrcSTag: 0x61, NoResponse: true})
 	s := scenarioStreams(t, "hang", synth.Scenario{Seed: 1, Conns: []synth.Conn{c}})
 	d := e.start(t, "-i", e.ifA, "-q", "-z", "findings", "tcp port 7174")
 	cl, sc := e.connect(t)
