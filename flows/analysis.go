@@ -150,14 +150,16 @@ type sentSeg struct {
 	id     uint32 // STag, or MSN
 	qn     uint32 // untagged: QN
 	tagged bool
+	segLen uint16 // the DDP segment's length (MPA ULPDU_Length)
 }
 
-// segOf is what s.remember keeps of h, sent in frame.
-func segOf(h *ddp.Header, frame uint64) sentSeg {
+// segOf is what s.remember keeps of h, a segment of segLen octets sent in
+// frame.
+func segOf(h *ddp.Header, segLen uint16, frame uint64) sentSeg {
 	if h.T {
-		return sentSeg{frame: frame, off: h.TO, id: h.STag, tagged: true}
+		return sentSeg{frame: frame, off: h.TO, id: h.STag, tagged: true, segLen: segLen}
 	}
-	return sentSeg{frame: frame, off: uint64(h.MO), id: h.MSN, qn: h.QN}
+	return sentSeg{frame: frame, off: uint64(h.MO), id: h.MSN, qn: h.QN, segLen: segLen}
 }
 
 const recentSegs = 1024
@@ -208,7 +210,7 @@ type dirState struct {
 	firstFPDU uint64   // frame of the first FPDU
 }
 
-func (s *dirState) remember(h *ddp.Header, frame uint64) {
+func (s *dirState) remember(h *ddp.Header, segLen uint16, frame uint64) {
 	if n := len(s.recent); n < recentSegs {
 		if n == cap(s.recent) {
 			// Doubled up to exactly recentSegs: append's growth (and
@@ -217,23 +219,34 @@ func (s *dirState) remember(h *ddp.Header, frame uint64) {
 			copy(r, s.recent)
 			s.recent = r
 		}
-		s.recent = append(s.recent, segOf(h, frame))
+		s.recent = append(s.recent, segOf(h, segLen, frame))
 		return
 	}
-	s.recent[s.recentPos] = segOf(h, frame)
+	s.recent[s.recentPos] = segOf(h, segLen, frame)
 	if s.recentPos++; s.recentPos == recentSegs {
 		s.recentPos = 0
 	}
 }
 
-// find returns the most recent segment whose header is the terminated one.
-func (s *dirState) find(t ddp.Header) (uint64, bool) {
-	k := segOf(&t, 0)
-	best := uint64(0)
+// find returns the most recent segment whose header is the terminated one
+// and, when the Terminate gives its DDP Segment Length (M set, segLen
+// valid), whose length is that one too: several segments can carry the
+// same header (Writes again to the same buffer), and the length tells
+// them apart (RFC 5040 §4.8). Without one of that length, the most recent
+// with the header.
+func (s *dirState) find(t ddp.Header, segLen uint16, valid bool) (uint64, bool) {
+	k := segOf(&t, segLen, 0)
+	best, bestLen := uint64(0), uint64(0)
 	for _, e := range s.recent {
-		if e.tagged == k.tagged && e.off == k.off && e.id == k.id && e.qn == k.qn && e.frame > best {
-			best = e.frame
+		if e.tagged == k.tagged && e.off == k.off && e.id == k.id && e.qn == k.qn {
+			best = max(best, e.frame)
+			if valid && e.segLen == segLen {
+				bestLen = max(bestLen, e.frame)
+			}
 		}
+	}
+	if bestLen != 0 {
+		return bestLen, true
 	}
 	return best, best != 0
 }
@@ -258,7 +271,7 @@ func (c *conn) analyzeFPDU(d *direction, rec *Record) {
 	if seg.Opcode == rdmap.OpTerminate {
 		st.termFrame = rec.Frame
 		if seg.Term.HasDDP {
-			if f, ok := other.find(seg.Term.DDP); ok {
+			if f, ok := other.find(seg.Term.DDP, seg.Term.DDPSegLen, seg.Term.M); ok {
 				fr.TermFrame = f
 				c.finding(rec, dissect.SeverityNote, "rdmap.term_segment",
 					"the terminated segment is the one in frame "+strconv.FormatUint(f, 10), "RFC 5040 §4.8", rec.Frame, f)
@@ -275,7 +288,7 @@ func (c *conn) analyzeFPDU(d *direction, rec *Record) {
 			}
 		}
 	}
-	st.remember(&seg.DDP, rec.Frame)
+	st.remember(&seg.DDP, fr.ULPDULen, rec.Frame)
 }
 
 // checkFirstFPDU applies the rules on who speaks first (RFC 5044 §7.1) and

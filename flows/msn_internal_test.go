@@ -50,7 +50,7 @@ func TestRecentRing(t *testing.T) {
 	var all []ddp.Header
 	for frame := uint64(1); frame <= 3000; frame++ {
 		h := head()
-		s.remember(&h, frame)
+		s.remember(&h, 0, frame)
 		all = append(all, h)
 		q := head()
 		want := uint64(0)
@@ -61,7 +61,7 @@ func TestRecentRing(t *testing.T) {
 				want = uint64(i + 1)
 			}
 		}
-		if got, ok := s.find(q); got != want || ok != (want != 0) {
+		if got, ok := s.find(q, 0, false); got != want || ok != (want != 0) {
 			t.Fatalf("frame %d: find(%+v) = %d, %v; want %d", frame, q, got, ok, want)
 		}
 	}
@@ -70,5 +70,24 @@ func TestRecentRing(t *testing.T) {
 	}
 	if n := unsafe.Sizeof(sentSeg{}); n != 32 {
 		t.Errorf("an entry takes %d octets, want 32", n)
+	}
+}
+
+// TestFindBySegLen: of the segments with the terminated header, the one of
+// the Terminate's DDP Segment Length (M set), the most recent without one.
+func TestFindBySegLen(t *testing.T) {
+	var s dirState
+	h := ddp.Header{T: true, STag: 0x77, TO: 0x1000}
+	for i, n := range []uint16{114, 214, 114} {
+		s.remember(&h, n, uint64(8+i))
+	}
+	for _, c := range []struct {
+		segLen uint16
+		valid  bool
+		want   uint64
+	}{{214, true, 9}, {114, true, 10}, {214, false, 10}, {999, true, 10}} {
+		if got, ok := s.find(h, c.segLen, c.valid); !ok || got != c.want {
+			t.Errorf("find(len %d, valid %v) = %d, %v; want %d", c.segLen, c.valid, got, ok, c.want)
+		}
 	}
 }
