@@ -72,6 +72,9 @@ type conn struct {
 	// zero windows advertised, stalls and their time.
 	retrans, zeroWins, stalls uint32
 	stalled                   int64
+	// quietToEnd is how long the capture went on after the connection's
+	// last packet, when it was still open at the end (stallToEnd).
+	quietToEnd int64
 }
 
 // onceCodes are findings that state a fact of the connection rather than of
@@ -489,6 +492,10 @@ func (c *conn) unanswered() {
 		end = "before the connection closed"
 	case c.finSeen[0] || c.finSeen[1]:
 		end = "before " + c.endpoint(c.finSide()).String() + " closed its side of the connection (FIN)"
+	case c.quietToEnd >= int64(stallMin):
+		// Not cut off by the end of the capture: it went on without an
+		// answer (tcp.stall says what else was owed).
+		end = "while the capture went on for " + seconds(time.Duration(c.quietToEnd)) + " after the connection's last packet"
 	default:
 		sev, end = dissect.SeverityNote, "by the end of the connection's packets in the capture"
 	}
@@ -497,7 +504,9 @@ func (c *conn) unanswered() {
 			"the MPA Request of frame "+strconv.FormatUint(c.reqFrame, 10)+" got no MPA Reply "+end, "RFC 5044 §7.1", c.lastFrame, c.reqFrame)
 	}
 	live := c.reads.live()
-	if len(live) == 0 || c.dirs[0].an.termFrame != 0 || c.dirs[1].an.termFrame != 0 {
+	if len(live) == 0 || c.dirs[0].an.termFrame != 0 || c.dirs[1].an.termFrame != 0 || !c.tcp[0].nxtSet || !c.tcp[1].nxtSet {
+		// (Nor when one side sent no packet the capture shows: its Read
+		// Responses may be in the direction not captured.)
 		return
 	}
 	first := live[0]

@@ -75,6 +75,8 @@ var findingCases = []findingCase{
 	// TCP.
 	{"tcp.gap", warning, "testdata/synth/gap.pcap"},
 	{"tcp.stall", warning, "read-stall"},
+	{"tcp.reset", warning, "read-reset"},
+	{"tcp.reset", note, "testdata/synth/terminate-llp.pcap"},
 	{"tcp.retransmit_conflict", warning, "testdata/synth/retransmit-conflict.pcap"},
 
 	// MPA Request/Reply.
@@ -382,6 +384,15 @@ var triggers = map[string]trigger{
 			c := baseConn(40100)
 			c.Ops = append(opening(), synth.Op{Dir: synth.I2R, Kind: synth.Read, Size: 512, STag: 0x51, SrcSTag: 0x61, NoResponse: true})
 			c.Close.Kind = synth.CloseNone
+			return scenario(c)
+		},
+	},
+	"read-reset": {
+		// A Read Request never answered; the connection is then reset.
+		gen: func() synth.Scenario {
+			c := baseConn(40100)
+			c.Ops = append(opening(), synth.Op{Dir: synth.I2R, Kind: synth.Read, Size: 512, STag: 0x51, SrcSTag: 0x61, NoResponse: true})
+			c.Close.Kind = synth.CloseRST
 			return scenario(c)
 		},
 	},

@@ -80,6 +80,36 @@ func (c *conn) watch(p *capture.Packet, s side) {
 			c.zeroWins++
 		}
 	}
+	if p.Flags&capture.FlagRST != 0 && !c.rstSeen && c.isIWARP() && !(c.finSeen[0] && c.finSeen[1]) {
+		c.reset(p, s)
+	}
+}
+
+// reset reports the reset (RST) of packet p, from side s, that aborts an
+// iWARP connection (RFC 9293 §3.10.7): who reset it, and what was owed
+// then, lost with it. A warning when something was owed; a note when
+// nothing was (an abortive close), or after a Terminate or an MPA reject,
+// which say why.
+func (c *conn) reset(p *capture.Packet, s side) {
+	who := c.endpoint(s).String()
+	sev, msg := dissect.SeverityWarning, who+" reset the connection (RST)"
+	owed := c.owed()
+	if c.req != nil && c.rep == nil && !c.rejected {
+		owed = append(owed, "the MPA Request of frame "+strconv.FormatUint(c.reqFrame, 10)+" unanswered")
+	}
+	switch term := min(c.dirs[0].an.termFrame-1, c.dirs[1].an.termFrame-1) + 1; {
+	case term != 0:
+		sev, msg = dissect.SeverityNote, msg+" after the Terminate of frame "+strconv.FormatUint(term, 10)
+	case c.rejected:
+		sev, msg = dissect.SeverityNote, msg+" after the MPA Reply rejected it"
+	case len(owed) == 0:
+		sev, msg = dissect.SeverityNote, msg+" with nothing owed: an abortive close"
+	}
+	if len(owed) > 0 {
+		msg += " while " + strings.Join(owed, ", ")
+	}
+	c.hint = frameTS{p.Frame, p.TS} // not in recent yet
+	c.finding(nil, sev, "tcp.reset", msg, "RFC 9293 §3.10.7.1", p.Frame)
 }
 
 // unacked returns how many octets side s sent that the peer has not
@@ -113,6 +143,9 @@ func (c *conn) stall(p *capture.Packet, s side, gap time.Duration) {
 // of a peer or a path gone dead. The finding is the connection's last
 // frame's.
 func (c *conn) stallToEnd(end int64, endFrame uint64) {
+	if c.lastSet {
+		c.quietToEnd = end - c.lastNano
+	}
 	if !c.lastSet || end-c.lastNano < int64(stallMin) || !c.isIWARP() || c.rstSeen {
 		return
 	}
