@@ -494,3 +494,35 @@ func TestTCPHealthAsTshark(t *testing.T) {
 		t.Errorf("%d connections checked", checked)
 	}
 }
+
+// TestOneDirectionReads: in a capture of one direction of a real
+// connection (the client's, whose two Reads the server answered in the
+// direction not captured), no Read is called unanswered, and no stall
+// made of them.
+func TestOneDirectionReads(t *testing.T) {
+	frames, times, _ := captureFrames(t, filepath.Join("..", "testdata", "siw", "crc_v2_iwtest_ops.pcap"))
+	var f2 [][]byte
+	var t2 []time.Time
+	for i, f := range frames {
+		off := 14 + int(f[14]&15)*4
+		if binary.BigEndian.Uint16(f[off:]) == 55040 { // the client's port
+			f2, t2 = append(f2, f), append(t2, times[i])
+		}
+	}
+	if len(f2) < 20 || len(f2) == len(frames) {
+		t.Fatalf("%d of %d frames from the client", len(f2), len(frames))
+	}
+	_, data := writePcap(t, "client.pcap", f2, t2)
+	reads := 0
+	for _, r := range recordsWith(t, data, 0) {
+		if r.Type == flows.RecFPDU && r.FPDU.SegOK && r.FPDU.Seg.Opcode == rdmap.OpReadRequest {
+			reads++
+		}
+		if r.Type == flows.RecFinding && (r.Finding.Code == "rdmap.read_unanswered" || r.Finding.Code == "tcp.stall") {
+			t.Errorf("%s: %s", r.Finding.Code, r.Finding.Msg)
+		}
+	}
+	if reads != 2 {
+		t.Errorf("%d Read Requests decoded, want the client's 2", reads)
+	}
+}
