@@ -214,6 +214,15 @@ func baseConn(port uint16) synth.Conn {
 	}
 }
 
+// unansweredRead is a Read Request never answered, on a connection that
+// ends as end says.
+func unansweredRead(end synth.CloseKind) synth.Scenario {
+	c := baseConn(40100)
+	c.Ops = append(opening(), synth.Op{Dir: synth.I2R, Kind: synth.Read, Size: 512, STag: 0x51, SrcSTag: 0x61, NoResponse: true})
+	c.Close.Kind = end
+	return scenario(c)
+}
+
 // scenario wraps connections in a scenario with a fixed seed.
 func scenario(cs ...synth.Conn) synth.Scenario {
 	return synth.Scenario{Seed: 1, Conns: cs}
@@ -380,21 +389,11 @@ var triggers = map[string]trigger{
 	},
 	"read-no-response-open": {
 		// The same, the connection still open when the capture ends.
-		gen: func() synth.Scenario {
-			c := baseConn(40100)
-			c.Ops = append(opening(), synth.Op{Dir: synth.I2R, Kind: synth.Read, Size: 512, STag: 0x51, SrcSTag: 0x61, NoResponse: true})
-			c.Close.Kind = synth.CloseNone
-			return scenario(c)
-		},
+		gen: func() synth.Scenario { return unansweredRead(synth.CloseNone) },
 	},
 	"read-reset": {
 		// A Read Request never answered; the connection is then reset.
-		gen: func() synth.Scenario {
-			c := baseConn(40100)
-			c.Ops = append(opening(), synth.Op{Dir: synth.I2R, Kind: synth.Read, Size: 512, STag: 0x51, SrcSTag: 0x61, NoResponse: true})
-			c.Close.Kind = synth.CloseRST
-			return scenario(c)
-		},
+		gen: func() synth.Scenario { return unansweredRead(synth.CloseRST) },
 	},
 	"read-stall": {
 		// A Read Request answered only after a pause of a second: every
