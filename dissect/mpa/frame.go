@@ -173,6 +173,17 @@ func DecodeFrame(b []byte) (f Frame, n int, err error) {
 	}, n, nil
 }
 
+// FrameLen returns the length of the MPA Request or Reply whose header b
+// starts with, HeaderLen plus PD_Length (RFC 5044 §7.1.1), when b holds the
+// whole header; it does not need the Private Data, so it reads the frame of
+// a segment the capture cut (snap length).
+func FrameLen(b []byte) (n int, ok bool) {
+	if len(b) < HeaderLen || keyKind(b) == 0 {
+		return 0, false
+	}
+	return frameView(b).frameLen(), true
+}
+
 // AppendFrame appends the wire form of f to dst and returns the extended
 // slice (RFC 5044 §7.1.1, RFC 6581 §8).
 //

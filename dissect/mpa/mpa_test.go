@@ -277,6 +277,30 @@ func TestDecodeFrameErrors(t *testing.T) {
 	}
 }
 
+func TestFrameLen(t *testing.T) {
+	req := AppendFrame(nil, Frame{Kind: KindRequest, Rev: 1, PD: []byte("abc")})
+	// A Reply with PD_Length 26 whose private data the snap length cut.
+	rep := append(append([]byte(nil), KeyReply[:]...), 0x40, 2, 0, 26, 'x')
+	tests := []struct {
+		name string
+		in   []byte
+		n    int
+		ok   bool
+	}{
+		{"whole", req, 23, true},
+		{"pd cut", req[:20], 23, true},
+		{"reply pd cut", rep, 46, true},
+		{"header cut", req[:19], 0, false},
+		{"not a key", []byte("GET / HTTP/1.1\r\n\r\n"), 0, false},
+		{"empty", nil, 0, false},
+	}
+	for _, tt := range tests {
+		if n, ok := FrameLen(tt.in); n != tt.n || ok != tt.ok {
+			t.Errorf("%s: FrameLen = %d, %v; want %d, %v", tt.name, n, ok, tt.n, tt.ok)
+		}
+	}
+}
+
 func TestIsKeyPrefix(t *testing.T) {
 	for i := 0; i <= KeyLen; i++ {
 		if !IsKeyPrefix(KeyRequest[:i]) || !IsKeyPrefix(KeyReply[:i]) {

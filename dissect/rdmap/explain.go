@@ -84,7 +84,7 @@ func (t Terminate) Explain() string {
 			b = append(b, ", not the last segment"...)
 		}
 	}
-	if t.M {
+	if t.M && !(t.Cut && t.DDPSegLen == 0) {
 		b = append(b, ", "...)
 		b = strconv.AppendUint(b, uint64(t.DDPSegLen), 10)
 		b = append(b, " octets"...)
@@ -101,6 +101,9 @@ func (t Terminate) Explain() string {
 		b = append(b, hex32(r.SinkSTag)...)
 		b = append(b, " TO "...)
 		b = append(b, hexTO(r.SinkTO)...)
+	}
+	if t.Cut && (t.D && !t.HasDDP || t.R && !t.HasRDMA) {
+		b = append(b, "; the terminated headers it includes were cut by the capture"...)
 	}
 	if t.SiwLayout {
 		b = append(b, " [control word in Linux siw's little-endian bitfield layout]"...)

@@ -108,12 +108,14 @@ func (t Terminate) CheckHeaders(dst []dissect.Finding) []dissect.Finding {
 			Ref:      refFigure10,
 		})
 	}
-	causeKnown := t.D
-	causeRead := t.D && Control(t.DDP.ULPCtrl).Opcode() == OpReadRequest
+	// A terminated DDP header the capture cut (Cut) was sent but is not
+	// known.
+	causeKnown := t.D && (t.HasDDP || !t.Cut)
+	causeRead := causeKnown && Control(t.DDP.ULPCtrl).Opcode() == OpReadRequest
 	switch {
-	case needRDMA == NeedYes && !t.R && (causeRead || !causeKnown):
+	case needRDMA == NeedYes && !t.R && (causeRead || !t.D):
 		msg := "Terminate for a " + what + " caused by an RDMA Read Request does not include the Read Request header (R bit clear)"
-		if !causeKnown {
+		if !t.D {
 			msg = "Terminate for a " + what + " includes neither the terminated DDP header nor the RDMA header, so the message it terminates is unknown"
 		}
 		dst = append(dst, dissect.Finding{

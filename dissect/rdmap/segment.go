@@ -2,6 +2,7 @@ package rdmap
 
 import (
 	"encoding/binary"
+	"errors"
 
 	"github.com/iwarpkit/iwarpkit/dissect"
 	"github.com/iwarpkit/iwarpkit/dissect/ddp"
@@ -121,6 +122,38 @@ func DecodeInto(s *Segment, ulpdu []byte) error {
 	}
 	s.HdrLen = n + m
 	s.Payload = rest[m:len(rest):len(rest)]
+	return nil
+}
+
+// DecodeCutInto is DecodeInto for a segment the capture cut (snap length,
+// capture gap): ulpdu holds the first octets of a ULPDU of wire octets. A
+// Terminate whose DDP header and control word were captured is decoded as
+// far as ulpdu goes (DecodeTerminateCut); when Term.Cut says the header
+// itself was cut, HdrLen is wire and Payload nil, as a Terminate carries
+// no payload. Every other segment decodes as DecodeInto(s, ulpdu) does, to the
+// same errors.
+func DecodeCutInto(s *Segment, ulpdu []byte, wire int) error {
+	err := DecodeInto(s, ulpdu)
+	if len(ulpdu) >= wire || s.Opcode != OpTerminate || err != nil && !errors.Is(err, dissect.ErrTruncated) {
+		return err
+	}
+	// DecodeInto decoded the DDP header and the control octet; the
+	// Terminate header is read again with the layout the wire length
+	// decides.
+	n := s.DDP.Len()
+	rest := ulpdu[n:]
+	t, m, err := DecodeTerminateCut(rest, wire-n)
+	if err != nil {
+		*s = Segment{}
+		return err
+	}
+	s.Term = t
+	s.HdrLen, s.Payload = n+m, rest[m:len(rest):len(rest)]
+	if t.Cut {
+		// The header runs on into the octets cut; a Terminate carries
+		// no payload.
+		s.HdrLen, s.Payload = wire, nil
+	}
 	return nil
 }
 

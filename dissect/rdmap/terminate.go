@@ -59,6 +59,12 @@ type Terminate struct {
 	HasRDMA bool
 
 	SiwLayout bool // control word in Linux siw's little-endian bitfield layout
+
+	// Cut is set by DecodeTerminateCut when the capture ended inside the
+	// header (snap length, capture gap): the control word is whole, but
+	// DDPSegLen is zero when it was cut too, and HasDDP and HasRDMA are
+	// false for headers the capture cut.
+	Cut bool
 }
 
 // controlRFC reads the control word in the layout of RFC 5040 §4.8: Layer
@@ -178,6 +184,78 @@ func DecodeTerminate(b []byte) (Terminate, int, error) {
 		return controlSiw(b), terminateMinLen, nil
 	}
 	return decodeBody(b, controlRFC(b))
+}
+
+// DecodeTerminateCut is DecodeTerminate for a Terminate the capture cut:
+// b holds the first octets of the wire octets after the untagged DDP
+// header, of which there were wire. It chooses the layout as
+// DecodeTerminate does, from wire rather than len(b), and returns the
+// control word and the parts of the header b holds whole, with Cut set
+// when the header itself was cut, and the number of octets of b they
+// take. It returns dissect.ErrTruncated
+// only when b does not hold the control word. When b is not cut
+// (len(b) >= wire) it is DecodeTerminate(b[:wire]).
+func DecodeTerminateCut(b []byte, wire int) (Terminate, int, error) {
+	if len(b) >= wire {
+		return DecodeTerminate(b[:max(wire, 0)])
+	}
+	if len(b) < terminateMinLen {
+		return Terminate{}, 0, dissect.ErrTruncated
+	}
+	t := controlRFC(b)
+	if b[2]&0xF8 == 0 && b[2]&0x07 != 0 && b[3] == 0 && b[0]&0x0F <= uint8(LayerLLP) && siwFits(b, wire) {
+		t = controlSiw(b)
+	}
+	t.Cut = true
+	off := terminateMinLen
+	if t.M || t.D {
+		if len(b) < off+2 {
+			return t, off, nil
+		}
+		t.DDPSegLen = binary.BigEndian.Uint16(b[off:])
+		off += 2
+	}
+	if t.D {
+		h, n, err := ddp.Decode(b[off:])
+		if err != nil {
+			return t, off, nil
+		}
+		t.DDP, t.HasDDP = h, true
+		off += n
+	}
+	if t.R {
+		r, err := DecodeReadRequest(b[off:])
+		if err != nil {
+			return t, off, nil
+		}
+		t.RDMA, t.HasRDMA = r, true
+		off += ReadRequestLen
+	}
+	// The header is whole; what the capture cut came after it.
+	t.Cut = false
+	return t, off, nil
+}
+
+// siwFits reports whether the siw reading of the control word at the start
+// of b accounts for exactly wire octets, as DecodeTerminate requires of a
+// whole Terminate; the Terminated DDP Header counts 14 or 18 octets as its
+// T bit says, either when b does not hold that bit.
+func siwFits(b []byte, wire int) bool {
+	t := controlSiw(b)
+	n := terminateMinLen
+	if t.M || t.D {
+		n += 2
+	}
+	if t.R {
+		n += ReadRequestLen
+	}
+	if !t.D {
+		return n == wire
+	}
+	if len(b) > n {
+		return n+ddp.HeaderLen(b[n]) == wire
+	}
+	return n+ddp.HeaderLen(0x80) == wire || n+ddp.HeaderLen(0) == wire
 }
 
 // Len returns the length of t on the wire, as AppendTerminate writes it.

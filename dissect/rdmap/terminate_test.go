@@ -248,3 +248,105 @@ func FuzzTerminate(f *testing.F) {
 		_ = tr.CheckHeaders(nil)
 	})
 }
+
+// TestDecodeTerminateCut cuts Terminates (the three real siw ones, and
+// RFC-layout ones with each header) after every octet from the control
+// word on: the cut decode must agree with the whole one on every field the
+// octets held, and choose the same layout from the wire length.
+func TestDecodeTerminateCut(t *testing.T) {
+	// Each body is a whole header and nothing after it.
+	bodies := [][]byte{
+		unhex(t, "01 00 e0 00 002e 4141 00000000 00000001 00000007 00000000 b069b300 0000559cab83b550 00000040 56770c00 00005588df645c60"),
+		unhex(t, "11 00 c0 00 0040 c140 07bf1600 00007fe0b8347000"),
+		unhex(t, "11 00 80 00 0040"),
+		unhex(t, "10 00 04 00 b069b300 0000559cab83b550 00000040 56770c00 00005588df645c60"),
+	}
+	for _, p := range []string{capTermBadWrite, capTermSendInv, capTermTooLong} {
+		u := ulpduOf(t, p)
+		bodies = append(bodies, u[18:])
+	}
+	for _, b := range bodies {
+		whole, n, err := DecodeTerminate(b)
+		if err != nil || n != len(b) {
+			t.Fatalf("DecodeTerminate(%x) = %d, %v", b, n, err)
+		}
+		for i := 0; i <= len(b); i++ {
+			got, m, err := DecodeTerminateCut(b[:i], len(b))
+			if i < terminateMinLen {
+				if err != dissect.ErrTruncated {
+					t.Errorf("%x cut at %d: err %v, want ErrTruncated", b, i, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%x cut at %d: %v", b, i, err)
+			}
+			want := whole
+			if i < len(b) {
+				want.Cut = true
+				segLen := 4
+				if whole.M || whole.D {
+					segLen = 6
+				}
+				if i < segLen {
+					want.DDPSegLen = 0
+				}
+				if whole.D && i < segLen+whole.DDP.Len() {
+					want.DDP, want.HasDDP = ddp.Header{}, false
+				}
+				if whole.R {
+					// The Read Request header is last: any cut is in it.
+					want.RDMA, want.HasRDMA = ReadRequest{}, false
+				}
+			}
+			if got != want || m > i {
+				t.Errorf("%x cut at %d:\n got %+v, %d\nwant %+v", b, i, got, m, want)
+			}
+		}
+	}
+}
+
+// TestDecodeCutInto decodes the real siw Terminates of term_badwrite,
+// term_sendinv and term_toolong from ULPDUs cut after every octet: the
+// Terminate is known from its control word on, and other cut segments
+// give DecodeInto's error.
+func TestDecodeCutInto(t *testing.T) {
+	for _, p := range []string{capTermBadWrite, capTermSendInv, capTermTooLong} {
+		u := ulpduOf(t, p)
+		whole, err := Decode(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i <= len(u); i++ {
+			var s Segment
+			err := DecodeCutInto(&s, u[:i], len(u))
+			if i < 18+terminateMinLen {
+				if err != dissect.ErrTruncated {
+					t.Errorf("cut at %d: err %v, want ErrTruncated", i, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("cut at %d: %v", i, err)
+			}
+			w := whole.Term
+			if s.DDP != whole.DDP || s.Opcode != OpTerminate || s.Term.Layer != w.Layer || s.Term.EType != w.EType ||
+				s.Term.Code != w.Code || s.Term.SiwLayout != w.SiwLayout || s.Term.D != w.D || s.Term.M != w.M {
+				t.Errorf("cut at %d: %+v, want %+v", i, s, whole)
+			}
+			if s.HdrLen != len(u) || len(s.Payload) != 0 {
+				t.Errorf("cut at %d: HdrLen %d payload %d octets, want %d, none", i, s.HdrLen, len(s.Payload), len(u))
+			}
+			if s.Term.Cut != (i < len(u)) {
+				t.Errorf("cut at %d: Cut %v", i, s.Term.Cut)
+			}
+		}
+	}
+	// A Read Request cut stays undecodable.
+	rr := AppendSegment(nil, Segment{DDP: ddp.Header{L: true, DV: 1, QN: 1, MSN: 1}, RV: 1, Opcode: OpReadRequest,
+		Read: ReadRequest{SinkSTag: 1, Size: 8, SrcSTag: 2}})
+	var s Segment
+	if err := DecodeCutInto(&s, rr[:30], len(rr)); err != dissect.ErrTruncated {
+		t.Errorf("cut Read Request: %v", err)
+	}
+}
