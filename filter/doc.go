@@ -58,7 +58,7 @@
 //     to, qn, msn, request_frame, latency_ns (message); initiator,
 //     responder, state, ddp_version, interop, midstream, fpdus, messages,
 //     octets, crc_errors, retransmissions, zero_windows, stalls,
-//     stalled_ns, mpa.markers_i2r, mpa.markers_r2i, mpa.rejected, mpa.p2p
+//     stalled_ns, cut_segments, mpa.markers_i2r, mpa.markers_r2i, mpa.rejected, mpa.p2p
 //     (conn);
 //   - members of the terminated headers in a Terminate, named like the
 //     top-level fields: rdmap.term.ddp.stag, rdmap.term.rdmap.opcode, ...;

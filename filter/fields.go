@@ -114,6 +114,7 @@ var extraFields = [...]extra{
 	{"zero_windows", fNum, false, "conn: TCP segments advertising a zero window", 0},
 	{"stalls", fNum, false, "conn: tcp.stall pauses", 0},
 	{"stalled_ns", fNum, false, "conn: time of the tcp.stall pauses in nanoseconds", 0},
+	{"cut_segments", fNum, false, "conn: TCP segments the snap length cut", 0},
 	{"mpa.markers_i2r", fBool, false, "conn: markers initiator to responder", 0},
 	{"mpa.markers_r2i", fBool, false, "conn: markers responder to initiator", 0},
 	{"mpa.rejected", fBool, false, "conn: the responder rejected the connection", 0},

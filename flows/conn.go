@@ -75,6 +75,12 @@ type conn struct {
 	// quietToEnd is how long the capture went on after the connection's
 	// last packet, when it was still open at the end (stallToEnd).
 	quietToEnd int64
+	// cutSegs counts the segments whose end the snap length cut
+	// (TCPHealth.Cut); cutSaid: cap.snaplen was reported; keyCut: the cut
+	// left less than an MPA frame's header, so only its key says iWARP.
+	cutSegs uint32
+	cutSaid bool
+	keyCut  bool
 }
 
 // onceCodes are findings that state a fact of the connection rather than of
@@ -437,7 +443,7 @@ func (c *conn) summarise() {
 		CRCErrors:  c.crcErrors,
 		Findings:   c.findings,
 		TCP: TCPHealth{Retransmissions: int(c.retrans), ZeroWindows: int(c.zeroWins), Stalls: int(c.stalls),
-			Stalled: time.Duration(c.stalled)},
+			Stalled: time.Duration(c.stalled), Cut: int(c.cutSegs)},
 		FirstFrame: c.firstFrame,
 		LastFrame:  c.lastFrame,
 		CRC:        c.crc,
@@ -561,7 +567,7 @@ func (c *conn) forcedUnframed() {
 
 // isIWARP reports whether anything iWARP was seen on the connection.
 func (c *conn) isIWARP() bool {
-	return c.req != nil || c.rep != nil || c.fpdus > 0
+	return c.req != nil || c.rep != nil || c.fpdus > 0 || c.keyCut
 }
 
 // state says how far the connection got.

@@ -46,7 +46,12 @@ type prov struct {
 // time is the frame's timestamp; capture gives UTC times.
 func (p *prov) time() time.Time { return time.Unix(p.sec, int64(p.nsec)).UTC() }
 
-type hole struct{ off, end uint64 }
+// hole is a run of stream octets never captured, zero-filled in the
+// buffer; cut: the capture's snap length cut them.
+type hole struct {
+	off, end uint64
+	cut      bool
+}
 
 // compactAt is the capacity from which a direction's buffer makes room by
 // moving its octets to the front rather than growing (direction.Data).
@@ -169,7 +174,7 @@ func (d *direction) Data(ch reassembly.Chunk) {
 		if ch.Off < end {
 			return
 		}
-		d.gap(end, ch.Off, ch.Frame)
+		d.gap(end, ch.Off, ch.Frame, false)
 		if d.mode == modeDead {
 			return
 		}
@@ -262,7 +267,7 @@ func (d *direction) Event(e reassembly.Event) {
 		// The frame of the octets after the gap may be long past: its
 		// time comes with the event (conn.tsOf).
 		d.c.hint = frameTS{e.Frame, e.TS}
-		d.gap(e.Off, e.Off+uint64(e.Len), e.Frame)
+		d.gap(e.Off, e.Off+uint64(e.Len), e.Frame, e.Cut)
 		d.c.hint = frameTS{}
 	case reassembly.EvMidstream:
 		d.midstream = true
@@ -278,17 +283,25 @@ func (d *direction) Event(e reassembly.Event) {
 	}
 }
 
-// gap handles octets [off, end) that were never captured.
-func (d *direction) gap(off, end uint64, frame uint64) {
+// gap handles octets [off, end) that were never captured: missing from
+// the capture, or, when cut is set, cut off the end of the segment of frame
+// by the capture's snap length.
+func (d *direction) gap(off, end uint64, frame uint64, cut bool) {
 	if end <= off || d.mode == modeDead {
 		return
 	}
+	if cut {
+		d.c.cutSegs++
+		defer d.snapCut(frame, end-off)
+	}
 	if d.c.isIWARP() || d.mode == modeFPDU || d.mode == modeWaitNeg {
-		d.msgs.gapped(frame)
-		d.c.finding(nil, dissect.SeverityWarning, "tcp.gap",
-			strconv.FormatUint(end-off, 10)+" octets missing from the capture (seq "+
-				strconv.FormatUint(uint64(d.seqOf(off)), 10)+" to "+strconv.FormatUint(uint64(d.seqOf(end)), 10)+")",
-			"", frame)
+		d.msgs.gapped(frame, cut)
+		if !cut {
+			d.c.finding(nil, dissect.SeverityWarning, "tcp.gap",
+				strconv.FormatUint(end-off, 10)+" octets sent by "+d.c.endpoint(d.side).String()+" are missing from the capture (seq "+
+					strconv.FormatUint(uint64(d.seqOf(off)), 10)+" to "+strconv.FormatUint(uint64(d.seqOf(end)), 10)+")",
+				"", frame)
+		}
 	}
 	bufEnd := d.bufOff + uint64(len(d.buf()))
 	if len(d.buf()) == 0 {
@@ -298,18 +311,26 @@ func (d *direction) gap(off, end uint64, frame uint64) {
 	if off != bufEnd {
 		off = bufEnd
 	}
-	if (d.mode == modeFPDU || d.mode == modeWaitNeg) && end-off <= maxHole && len(d.buf())+int(end-off) <= maxHold {
+	if (d.mode == modeFPDU || d.mode == modeWaitNeg || cut && d.mode == modeStart && d.cutMPA(off, end)) &&
+		end-off <= maxHole && len(d.buf())+int(end-off) <= maxHold {
 		// Keep small gaps as zero-filled holes so the FPDU around them is
 		// reported (crc_status incomplete) and framing goes on from its
-		// length field.
+		// length field; and an MPA Request or Reply whose private data the
+		// snap length cut, from its header.
 		n := int(end - off)
 		for i := 0; i < n; i++ {
 			d.data = append(d.data, 0)
 			d.own = d.data[:0]
 		}
-		d.holes = append(d.holes, hole{off, end})
+		d.holes = append(d.holes, hole{off, end, cut})
 		d.parse()
 		return
+	}
+	if d.mode == modeStart && cut && d.keyCutAt(off) {
+		// The snap length cut the MPA frame before the end of its header:
+		// iWARP, but its negotiation is unknown.
+		d.c.keyCut = true
+		d.midstream = true
 	}
 	// A large gap: report what is known of the FPDU in progress, then
 	// resynchronise after the gap.
@@ -320,6 +341,47 @@ func (d *direction) gap(off, end uint64, frame uint64) {
 	if d.mode == modeFPDU || d.mode == modeWaitNeg || d.mode == modeStart {
 		d.lose(end)
 	}
+}
+
+// keyCutAt reports whether the octets buffered before a snap-length cut at
+// off are the start of an MPA Request or Reply cut before the end of its
+// header: at least half its key (8 octets), which no other protocol sends.
+func (d *direction) keyCutAt(off uint64) bool {
+	b := d.buf()
+	return d.bufOff == 0 && uint64(len(b)) == off && len(b) >= mpa.KeyLen/2 && len(b) < mpa.HeaderLen &&
+		mpa.IsKeyPrefix(b[:min(len(b), mpa.KeyLen)])
+}
+
+// snapCut reports, once per connection and once it is known to be iWARP,
+// that the capture's snap length cut n octets off the segment of frame
+// (RFC 1761's snapshot length; tshark's "Packet size limited during
+// capture").
+func (d *direction) snapCut(frame, n uint64) {
+	c := d.c
+	if c.cutSaid || !c.isIWARP() {
+		return
+	}
+	c.cutSaid = true
+	msg := "the capture's snap length cut " + strconv.FormatUint(n, 10) + " octets off the end of this segment from " +
+		c.endpoint(d.side).String()
+	if c.keyCut && c.req == nil && c.rep == nil {
+		msg += ", in the MPA Request or Reply before the end of its 20-octet header: the negotiated revision, markers and CRC are unknown, and FPDUs are looked for as in a mid-stream capture"
+	} else {
+		msg += ": FPDUs in cut segments are incomplete and their CRCs are not checked; the conn record counts the cut segments (cut_segments)"
+	}
+	c.finding(nil, dissect.SeverityWarning, "cap.snaplen", msg+". Capture with a larger snap length (tcpdump -s 0)", "", frame)
+}
+
+// cutMPA reports whether the octets buffered before a snap-length cut at
+// off hold the header of an MPA Request or Reply whose frame the cut ends
+// early: parseStart then decodes it with a hole for the private data cut.
+func (d *direction) cutMPA(off, end uint64) bool {
+	b := d.buf()
+	if d.bufOff+uint64(len(b)) != off || len(b) < mpa.HeaderLen {
+		return false
+	}
+	n, ok := mpa.FrameLen(b)
+	return ok && n > len(b)
 }
 
 // lose enters resynchronisation at stream offset at.
@@ -526,8 +588,14 @@ func (d *direction) parseStart() bool {
 	rec := mkRecord(RecMPA, frames[0], ts)
 	d.fill(rec)
 	m := &MPARecord{Seq: d.seqOf(d.bufOff), Frame: f, Frames: frames}
-	m.Frame.PD = append([]byte(nil), f.PD...)
-	if e, _, ok := f.Enhanced(); ok {
+	pd := f.PD
+	if len(d.holes) > 0 && d.holes[0].off < d.bufOff+uint64(n) {
+		// The snap length cut the private data (gap, cutMPA): keep what
+		// was captured.
+		pd = pd[:max(int(d.holes[0].off-d.bufOff)-mpa.HeaderLen, 0)]
+	}
+	m.Frame.PD = append([]byte(nil), pd...)
+	if e, _, ok := m.Frame.Enhanced(); ok {
 		m.HasEnhanced = true
 		m.Enhanced = e
 		m.P2P = e.P2P(d.c.d.opts.Flags)
@@ -646,15 +714,22 @@ func (d *direction) parseFPDU() bool {
 		if d.c.hint.frame != 0 {
 			frame = d.c.hint.frame
 		}
-		d.c.finding(nil, dissect.SeverityWarning, "mpa.sync_lost",
-			"the ULPDU_Length of the FPDU at seq "+strconv.FormatUint(uint64(d.seqOf(s)), 10)+
-				" was lost in the capture gap; resynchronising", "RFC 5044 §4", frame)
-		// Skip past the hole holding the length field.
-		for _, h := range d.holes {
-			if h.off <= s+2 && s < h.end {
-				d.consume(int(h.end - s))
+		at := -1 // the hole holding the length field
+		for i := range d.holes {
+			if d.holes[i].off <= s+2 && s < d.holes[i].end {
+				at = i
 				break
 			}
+		}
+		where := " was lost in the capture gap; resynchronising"
+		if at >= 0 && d.holes[at].cut {
+			where = " was in the octets the snap length cut; resynchronising"
+		}
+		d.c.finding(nil, dissect.SeverityWarning, "mpa.sync_lost",
+			"the ULPDU_Length of the FPDU at seq "+strconv.FormatUint(uint64(d.seqOf(s)), 10)+where, "RFC 5044 §4", frame)
+		// Skip past it.
+		if at >= 0 {
+			d.consume(int(d.holes[at].end - s))
 		}
 		d.lose(d.bufOff)
 		return true
@@ -744,7 +819,7 @@ func (d *direction) emitPartial(gapEnd uint64) {
 	if gapEnd < s+uint64(wire) {
 		gapEnd = s + uint64(wire)
 	}
-	d.holes = append(d.holes, hole{s + uint64(len(b)), gapEnd})
+	d.holes = append(d.holes, hole{off: s + uint64(len(b)), end: gapEnd})
 	d.emitFPDU(s, b, wire, ulen, crcNotComputed)
 }
 
@@ -849,7 +924,14 @@ func (d *direction) emitFPDU(s uint64, have []byte, wire, ulen int, crc crcState
 	// Decoded in place: a Segment is some 250 octets, copied twice when
 	// returned by value.
 	seg := &fr.Seg
-	err := rdmap.DecodeInto(seg, ulpdu)
+	var err error
+	if !complete && hdrMissing {
+		// A Terminate is explained from its control word when the rest
+		// of its header is missing.
+		err = rdmap.DecodeCutInto(seg, ulpdu, ulen)
+	} else {
+		err = rdmap.DecodeInto(seg, ulpdu)
+	}
 	if partial && (err != nil || !seg.Opcode.DataOnly()) {
 		// Anything but a data segment (a Read Request's or Terminate's
 		// decode and checks look past the header) is decoded from the

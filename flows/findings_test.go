@@ -71,6 +71,7 @@ var findingCases = []findingCase{
 	{"cap.conn_evicted", warning, "conn-table-of-one"},
 	{"cap.findings_suppressed", note, "crc-bad-x101"},
 	{"cap.reassembly_buffer", warning, "reorder-tiny-buffer"},
+	{"cap.snaplen", warning, "testdata/synth/snaplen.pcap"},
 
 	// TCP.
 	{"tcp.gap", warning, "testdata/synth/gap.pcap"},

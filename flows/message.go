@@ -25,6 +25,7 @@ type msgState struct {
 	ts      time.Time
 	lastTS  time.Time // when the last segment so far was complete (its last frame)
 	gap     uint64    // the frame of the first capture gap after the last segment (0: none)
+	gapCut  bool      // that gap was cut by the snap length
 	nextOff uint64    // expected MO or TO of the next segment
 }
 
@@ -322,9 +323,13 @@ func (m *messages) flush(d *direction) {
 		}
 		switch {
 		case st.gap > last:
+			lost := ") were lost in the capture gap of frame "
+			if st.gapCut {
+				lost = ") were cut by the snap length in frame "
+			}
 			d.c.finding(nil, dissect.SeverityNote, "ddp.message_incomplete",
 				"an RDMA message was never completed (no segment with L=1): octets after its last segment (frame "+
-					strconv.FormatUint(last, 10)+") were lost in the capture gap of frame "+strconv.FormatUint(st.gap, 10),
+					strconv.FormatUint(last, 10)+lost+strconv.FormatUint(st.gap, 10),
 				"RFC 5041 §5", f, st.gap)
 		case term > last:
 			d.c.finding(nil, dissect.SeverityNote, "ddp.message_incomplete",
@@ -341,10 +346,10 @@ func (m *messages) flush(d *direction) {
 
 // gapped notes a capture gap, seen at frame, in the open messages that had
 // none since their last segment: it may hold the rest of them (flush).
-func (m *messages) gapped(frame uint64) {
+func (m *messages) gapped(frame uint64, cut bool) {
 	for _, s := range m.open_ {
 		if s.gap <= s.rec.LastFrame {
-			s.gap = frame
+			s.gap, s.gapCut = frame, cut
 		}
 	}
 }

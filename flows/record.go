@@ -261,4 +261,7 @@ type TCPHealth struct {
 	// included, and Stalled is their time.
 	Stalls  int
 	Stalled time.Duration
+	// Cut counts the segments whose end the capture's snap length cut
+	// (cap.snaplen): their FPDUs are incomplete, their CRCs unchecked.
+	Cut int
 }

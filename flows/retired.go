@@ -159,7 +159,7 @@ func packConn(b []byte, r *Record, strs *[]string) []byte {
 		b = binary.AppendUvarint(b, v)
 	}
 	for _, v := range [...]int{s.DDPVersion, s.FPDUs, s.Messages, s.CRCErrors, s.Findings,
-		s.TCP.Retransmissions, s.TCP.ZeroWindows, s.TCP.Stalls} {
+		s.TCP.Retransmissions, s.TCP.ZeroWindows, s.TCP.Stalls, s.TCP.Cut} {
 		b = binary.AppendVarint(b, int64(v))
 	}
 	b = binary.AppendVarint(b, int64(s.TCP.Stalled))
@@ -205,6 +205,7 @@ func unpackConn(b []byte, strs []string) (*Record, error) {
 	s.DDPVersion, s.FPDUs, s.Messages = int(u.Varint()), int(u.Varint()), int(u.Varint())
 	s.CRCErrors, s.Findings = int(u.Varint()), int(u.Varint())
 	s.TCP.Retransmissions, s.TCP.ZeroWindows, s.TCP.Stalls = int(u.Varint()), int(u.Varint()), int(u.Varint())
+	s.TCP.Cut = int(u.Varint())
 	s.TCP.Stalled = time.Duration(u.Varint())
 	if fl&packInterop != 0 {
 		s.Interop = &Interop{

@@ -548,7 +548,7 @@ func connFields(out []KV, r *flows.Record) []KV {
 		kvu("fpdus", uint64(s.FPDUs)), kvu("messages", uint64(s.Messages)), kvu("octets", s.Octets),
 		kvu("crc_errors", uint64(s.CRCErrors)), kvu("findings", uint64(s.Findings)),
 		kvu("retransmissions", uint64(s.TCP.Retransmissions)), kvu("zero_windows", uint64(s.TCP.ZeroWindows)),
-		kvu("stalls", uint64(s.TCP.Stalls)), kv("stalled_ns", Int(int64(s.TCP.Stalled))),
+		kvu("stalls", uint64(s.TCP.Stalls)), kv("stalled_ns", Int(int64(s.TCP.Stalled))), kvu("cut_segments", uint64(s.TCP.Cut)),
 		kvu("first_frame", s.FirstFrame), kvu("last_frame", s.LastFrame))
 	return out
 }

@@ -225,6 +225,12 @@ func appendMPALine(dst []byte, m *flows.MPARecord) []byte {
 	}
 	dst = append(dst, " pd_len "...)
 	dst = strconv.AppendUint(dst, uint64(f.PDLen), 10)
+	if len(f.PD) < int(f.PDLen) {
+		// The snap length cut the private data (cap.snaplen).
+		dst = append(dst, " ("...)
+		dst = strconv.AppendUint(dst, uint64(len(f.PD)), 10)
+		dst = append(dst, " captured)"...)
+	}
 	if f.R {
 		dst = append(dst, " (rejected)"...)
 	}
@@ -479,6 +485,11 @@ func appendConnLine(dst []byte, s *flows.ConnSummary) []byte {
 		dst = append(dst, " ("...)
 		dst = strconv.AppendFloat(dst, h.Stalled.Seconds(), 'f', 6, 64)
 		dst = append(dst, " s)"...)
+	}
+	if h := s.TCP; h.Cut > 0 {
+		dst = append(dst, ", "...)
+		dst = appendCount(dst, uint64(h.Cut), " segment")
+		dst = append(dst, " cut by the snap length"...)
 	}
 	return dst
 }

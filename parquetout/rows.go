@@ -231,6 +231,7 @@ type ConnRow struct {
 	ZeroWindows   *int64   `parquet:"zero_windows,optional"`
 	Stalls        *int64   `parquet:"stalls,optional"`
 	StalledNS     *int64   `parquet:"stalled_ns,optional"`
+	CutSegments   *int64   `parquet:"cut_segments,optional"`
 	FirstFrame    *int64   `parquet:"first_frame,optional"`
 	LastFrame     *int64   `parquet:"last_frame,optional"`
 }

@@ -122,6 +122,10 @@ type Event struct {
 	Len   int
 	Frame uint64
 	TS    time.Time
+	// Cut marks an EvGap whose octets were on the wire but cut by the
+	// capture's snap length (the end of a truncated segment), rather than
+	// missing from it.
+	Cut bool
 }
 
 // Handler receives a Stream's output, in stream order for Data.

@@ -405,7 +405,7 @@ func (s *Stream) inOrder(seq SeqNum, payload []byte, wire int, seg *Segment, h H
 		// Fast path: nothing held inside this segment.
 		s.deliverFrom(payload, seg, h)
 		if miss := wire - len(payload); miss > 0 {
-			s.gap(uint64(miss), seg.Frame, seg.TS, h)
+			s.cutGap(uint64(miss), seg.Frame, seg.TS, h)
 		}
 		s.drain(h)
 		return
@@ -428,7 +428,7 @@ func (s *Stream) inOrder(seq SeqNum, payload []byte, wire int, seg *Segment, h H
 			s.deliverFrom(payload[i0:min(i1, n)], seg, h)
 		}
 		if i1 > n {
-			s.gap(i1-max(i0, n), seg.Frame, seg.TS, h)
+			s.cutGap(i1-max(i0, n), seg.Frame, seg.TS, h)
 		}
 	}
 	s.drain(h)
@@ -485,10 +485,20 @@ func (s *Stream) deliver(b []byte, frame uint64, ts time.Time, h Handler) {
 
 // gap skips n octets that will never be delivered.
 func (s *Stream) gap(n uint64, frame uint64, ts time.Time, h Handler) {
+	s.skipGap(n, frame, ts, false, h)
+}
+
+// cutGap skips the n octets after a segment's captured payload that the
+// capture cut (snap length).
+func (s *Stream) cutGap(n uint64, frame uint64, ts time.Time, h Handler) {
+	s.skipGap(n, frame, ts, true, h)
+}
+
+func (s *Stream) skipGap(n uint64, frame uint64, ts time.Time, cut bool, h Handler) {
 	if n == 0 {
 		return
 	}
-	h.Event(Event{Kind: EvGap, Off: s.nextOff, Seq: s.nextSeq, Len: int(n), Frame: frame, TS: ts})
+	h.Event(Event{Kind: EvGap, Off: s.nextOff, Seq: s.nextSeq, Len: int(n), Frame: frame, TS: ts, Cut: cut})
 	s.nextOff += n
 	s.nextSeq = s.nextSeq.Add(int(n))
 	s.histStart = s.nextOff
@@ -713,7 +723,7 @@ func (s *Stream) deliverPiece(h Handler) {
 	s.bufCost -= len(p.data) + pieceCost
 	s.deliver(p.data, p.frame, p.ts, h)
 	if p.miss > 0 {
-		s.gap(uint64(p.miss), p.frame, p.ts, h)
+		s.cutGap(uint64(p.miss), p.frame, p.ts, h)
 	}
 	s.release(p.data)
 }

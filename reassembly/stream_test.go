@@ -16,11 +16,15 @@ type out struct {
 	Len   int
 	Data  string
 	Frame uint64
+	Cut   bool
 }
 
 func (o out) String() string {
 	if o.Kind == 0 {
 		return fmt.Sprintf("D(off=%d seq=%d %q f%d)", o.Off, o.Seq, o.Data, o.Frame)
+	}
+	if o.Cut {
+		return fmt.Sprintf("%v(off=%d seq=%d len=%d f%d cut)", o.Kind, o.Off, o.Seq, o.Len, o.Frame)
 	}
 	return fmt.Sprintf("%v(off=%d seq=%d len=%d f%d)", o.Kind, o.Off, o.Seq, o.Len, o.Frame)
 }
@@ -32,6 +36,11 @@ func D(off uint64, seq SeqNum, data string, frame uint64) out {
 
 func E(k EventKind, off uint64, seq SeqNum, n int, frame uint64) out {
 	return out{Kind: k, Off: off, Seq: seq, Len: n, Frame: frame}
+}
+
+// G is the EvGap of octets the capture cut (Event.Cut).
+func G(off uint64, seq SeqNum, n int, frame uint64) out {
+	return out{Kind: EvGap, Off: off, Seq: seq, Len: n, Frame: frame, Cut: true}
 }
 
 // recorder is a Handler that records everything and checks that TS is
@@ -54,7 +63,10 @@ func (r *recorder) Event(e Event) {
 	if !e.TS.Equal(ts(e.Frame)) {
 		r.t.Errorf("event %v frame %d has TS %v", e.Kind, e.Frame, e.TS)
 	}
-	r.outs = append(r.outs, out{Kind: e.Kind, Off: e.Off, Seq: e.Seq, Len: e.Len, Frame: e.Frame})
+	if e.Cut && e.Kind != EvGap {
+		r.t.Errorf("event %v has Cut set", e.Kind)
+	}
+	r.outs = append(r.outs, out{Kind: e.Kind, Off: e.Off, Seq: e.Seq, Len: e.Len, Frame: e.Frame, Cut: e.Cut})
 }
 
 // step is one input of a scenario: a segment, or a Flush when flush is set.
@@ -199,14 +211,23 @@ func TestScenarios(t *testing.T) {
 			name:  "truncated in order",
 			steps: []step{syn, cut(1001, "hel", 5), seg(1006, 0, "world")},
 			want: []out{E(EvSYN, 0, 1000, 0, 1), E(EvTruncated, 3, 1004, 2, 2), D(0, 1001, "hel", 2),
-				E(EvGap, 3, 1004, 2, 2), D(5, 1006, "world", 3)},
+				G(3, 1004, 2, 2), D(5, 1006, "world", 3)},
 		},
 		{
 			name:  "truncated out of order",
 			steps: []step{syn, cut(1006, "wo", 5), seg(1001, 0, "hello"), seg(1008, 0, "RLD!")},
 			want: []out{E(EvSYN, 0, 1000, 0, 1), E(EvTruncated, 7, 1008, 3, 2), E(EvOutOfOrder, 5, 1006, 5, 2),
-				D(0, 1001, "hello", 3), D(5, 1006, "wo", 2), E(EvGap, 7, 1008, 3, 2),
+				D(0, 1001, "hello", 3), D(5, 1006, "wo", 2), G(7, 1008, 3, 2),
 				E(EvRetransmit, 7, 1008, 3, 4), D(10, 1011, "!", 4)},
+		},
+		{
+			// The cut part of a segment around a held piece: the octets
+			// before the piece were cut; the piece's own were captured.
+			name:  "truncated around a held piece",
+			steps: []step{syn, seg(1010, 0, "xyz"), cut(1001, "hel", 12), seg(1013, 0, "!")},
+			want: []out{E(EvSYN, 0, 1000, 0, 1), E(EvOutOfOrder, 9, 1010, 3, 2), E(EvTruncated, 3, 1004, 9, 3),
+				D(0, 1001, "hel", 3), G(3, 1004, 6, 3), E(EvRetransmit, 9, 1010, 3, 3), D(9, 1010, "xyz", 2),
+				D(12, 1013, "!", 4)},
 		},
 		{
 			// Cost per piece: octets + 128. Two pieces (276) fit in 300, a
