@@ -75,6 +75,8 @@ type conn struct {
 	// quietToEnd is how long the capture went on after the connection's
 	// last packet, when it was still open at the end (stallToEnd).
 	quietToEnd int64
+	// ep is the stall episode still going on (stall.go).
+	ep episode
 	// cutSegs counts the segments whose end the snap length cut
 	// (TCPHealth.Cut); cutSaid: cap.snaplen was reported; keyCut: the cut
 	// left less than an MPA frame's header, so only its key says iWARP.

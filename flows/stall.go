@@ -16,8 +16,10 @@ import (
 // (RFC 9293 §3.8.6.1: the peer may not send), or an RDMA Read Request not
 // yet answered (RFC 5040 §4.4: the requester waits for the Read Response).
 // The finding comes with the packet that ends the pause, and says how long
-// it was, what was owed, and what ended it: a retransmission (loss), a
-// window opened again, new octets, an acknowledgement, a close or a reset.
+// it was, what was owed, and what ended it: a window opened again, new
+// octets, an acknowledgement, a close or a reset; or what came without
+// ending it, a retransmission (loss) or a probe, which makes the stall an
+// episode (see episode).
 //
 // Pauses are between consecutive packets of the connection (tshark's
 // tcp.time_delta), each counted once, whichever direction.
@@ -49,6 +51,8 @@ func (c *conn) watch(p *capture.Packet, s side) {
 	now := p.TS.UnixNano()
 	if c.lastSet && now-c.lastNano >= int64(stallMin) && c.isIWARP() {
 		c.stall(p, s, time.Duration(now-c.lastNano))
+	} else if c.ep.open {
+		c.episodeStep(p, s, now)
 	}
 	if !c.lastSet || now > c.lastNano {
 		// (A timestamp that steps back starts no pause of its own.)
@@ -122,18 +126,117 @@ func (c *conn) unacked(s side) uint32 {
 	return t.nxt - peer.ack
 }
 
+// An episode is a stall that the packet ending its first pause did not
+// end: a retransmission, a window probe or a segment that carried nothing
+// new (progress says what does). Its later pauses, an RTO backing off or a
+// zero window probed again and again, belong to it: rather than a finding
+// each, the episode gets one more at its end, with its whole length, the
+// packets sent in vain, and what ended it (or that nothing did by the end
+// of the capture).
+type episode struct {
+	open   bool
+	frame  uint64 // the frame of its first tcp.stall finding
+	start  int64  // Unix nanoseconds of the packet before its first pause
+	before uint64 // that packet's frame
+	pauses int    // its pauses of stallMin or more
+	resent int    // retransmissions during it
+	probes int    // window probes and segments that carried nothing new
+}
+
 // stall reports the pause of length gap that packet p, from side s, ends,
 // if something was owed during it.
 func (c *conn) stall(p *capture.Packet, s side, gap time.Duration) {
 	owed := c.owed()
 	if len(owed) == 0 {
+		if c.ep.open {
+			c.endEpisode(p, s, p.TS.UnixNano())
+		}
 		return // nothing owed: the applications were idle
 	}
-	c.stalls++
 	c.stalled += int64(gap)
+	progress := c.progress(p, s)
+	if c.ep.open {
+		c.ep.pauses++
+		c.episodeStep(p, s, p.TS.UnixNano())
+		return
+	}
+	c.stalls++
 	c.hint = frameTS{p.Frame, p.TS} // not in recent yet
 	msg := "no packet for " + seconds(gap) + " while " + strings.Join(owed, ", ") + "; " + c.stallEnd(p, s)
 	c.finding(nil, dissect.SeverityWarning, "tcp.stall", msg, "RFC 6298 §5; RFC 9293 §3.8.6.1; RFC 5040 §4.4", p.Frame, c.lastFrame)
+	if !progress {
+		c.ep = episode{open: true, frame: p.Frame, start: c.lastNano, before: c.lastFrame, pauses: 1}
+		c.ep.count(c, p, s)
+	}
+}
+
+// episodeStep takes packet p, from side s, at now (Unix nanoseconds), in
+// the stall episode going on: the end of it, or one more packet in vain.
+func (c *conn) episodeStep(p *capture.Packet, s side, now int64) {
+	if c.progress(p, s) {
+		c.endEpisode(p, s, now)
+	} else {
+		c.ep.count(c, p, s)
+	}
+}
+
+// count notes packet p, from side s, which made no progress, in the
+// episode: a retransmission, or a window probe or duplicate
+// acknowledgement.
+func (e *episode) count(c *conn, p *capture.Packet, s side) {
+	if max(p.PayloadWireLen, len(p.Payload)) > 0 && c.tcp[s].nxtSet && seqAfter(c.tcp[s].nxt, p.Seq) {
+		e.resent++
+	} else {
+		e.probes++
+	}
+}
+
+// progress reports whether packet p, from side s, moves the connection on
+// (RFC 9293 §3.10.7.4): new octets, an acknowledgement of octets not yet
+// acknowledged, a window opened again, a close or a reset. A
+// retransmission, a window probe or a duplicate acknowledgement does not.
+func (c *conn) progress(p *capture.Packet, s side) bool {
+	t := &c.tcp[s]
+	if p.Flags&(capture.FlagFIN|capture.FlagRST) != 0 {
+		return true
+	}
+	if n := uint32(max(p.PayloadWireLen, len(p.Payload))); n > 0 && (!t.nxtSet || seqAfter(p.Seq+n, t.nxt)) {
+		return true
+	}
+	if p.Flags&capture.FlagACK != 0 && t.ackSet && seqAfter(p.Ack, t.ack) {
+		return true
+	}
+	return t.zeroWin && p.Window > 0 && p.Flags&capture.FlagSYN == 0
+}
+
+// endEpisode closes the stall episode, which packet p, from side s, ended
+// at now (Unix nanoseconds). One pause was reported when it came; more
+// are reported together.
+func (c *conn) endEpisode(p *capture.Packet, s side, now int64) {
+	e := c.ep
+	c.ep = episode{}
+	if e.pauses < 2 {
+		return
+	}
+	c.hint = frameTS{p.Frame, p.TS} // not in recent yet
+	msg := e.went(now) + "; " + c.stallEnd(p, s)
+	c.finding(nil, dissect.SeverityWarning, "tcp.stall", msg, "RFC 6298 §5; RFC 9293 §3.8.6.1; RFC 5040 §4.4", p.Frame, e.frame)
+}
+
+// went says how long the episode went on until now, and what was sent in
+// vain meanwhile.
+func (e *episode) went(now int64) string {
+	msg := "the stall of frame " + strconv.FormatUint(e.frame, 10) + " went on: no progress for " + seconds(time.Duration(now-e.start)) +
+		" after frame " + strconv.FormatUint(e.before, 10) + " (" + plural(e.pauses, "pause") + " of 200 ms or more"
+	if e.resent > 0 {
+		msg += ", " + plural(e.resent, "retransmission") + " not acknowledged"
+	}
+	if e.probes == 1 {
+		msg += ", 1 window probe or duplicate acknowledgement"
+	} else if e.probes > 1 {
+		msg += ", " + strconv.Itoa(e.probes) + " window probes or duplicate acknowledgements"
+	}
+	return msg + ")"
 }
 
 // stallToEnd reports, as the capture ends at end (Unix nanoseconds; its
@@ -146,21 +249,28 @@ func (c *conn) stallToEnd(end int64, endFrame uint64) {
 	if c.lastSet {
 		c.quietToEnd = end - c.lastNano
 	}
-	if !c.lastSet || end-c.lastNano < int64(stallMin) || !c.isIWARP() || c.rstSeen {
+	e := c.ep
+	c.ep = episode{}
+	if !c.lastSet || !e.open && end-c.lastNano < int64(stallMin) || !c.isIWARP() || c.rstSeen {
 		return
 	}
 	owed := c.owed()
 	if len(owed) == 0 {
 		return
 	}
-	c.stalls++
-	c.stalled += end - c.lastNano
 	until := "until the capture stopped"
 	if endFrame != 0 {
 		until = "until the end of the capture (frame " + strconv.FormatUint(endFrame, 10) + ")"
 	}
 	msg := "no packet for " + seconds(time.Duration(end-c.lastNano)) + " " + until + " while " + strings.Join(owed, ", ") +
 		"; nothing moved again while the capture ran"
+	if e.open {
+		// The episode never ended: one finding for all of it.
+		msg = e.went(end) + " " + until + " while " + strings.Join(owed, ", ") + "; nothing moved again while the capture ran"
+	} else {
+		c.stalls++
+	}
+	c.stalled += max(end-c.lastNano, 0)
 	c.finding(nil, dissect.SeverityWarning, "tcp.stall", msg, "RFC 6298 §5; RFC 9293 §3.8.6.1; RFC 5040 §4.4", c.lastFrame)
 }
 
@@ -195,7 +305,7 @@ func (c *conn) stallEnd(p *capture.Packet, s side) string {
 	case p.Flags&capture.FlagRST != 0:
 		return "it ended with a reset from " + who
 	case data && t.nxtSet && seqAfter(t.nxt, p.Seq):
-		return "it ended when " + who + " sent seq " + strconv.FormatUint(uint64(p.Seq), 10) +
+		return "then " + who + " sent seq " + strconv.FormatUint(uint64(p.Seq), 10) +
 			" again (a retransmission: octets or their acknowledgement were lost)"
 	case t.zeroWin && p.Window > 0 && p.Flags&(capture.FlagSYN|capture.FlagFIN) == 0:
 		return "it ended when " + who + " opened its window again"
@@ -206,7 +316,7 @@ func (c *conn) stallEnd(p *capture.Packet, s side) string {
 	case p.Flags&capture.FlagACK != 0 && c.unacked(1-s) > 0 && seqAfter(p.Ack, c.tcp[s].ack):
 		return "it ended when " + who + " acknowledged octets"
 	}
-	return "it ended with a segment from " + who + " that carried nothing new"
+	return "then a segment from " + who + " carried nothing new"
 }
 
 // seconds prints a duration in seconds, to the microsecond ("1.204512 s").

@@ -26,13 +26,19 @@ import (
 // after advertises a zero window and its copy with the window it had
 // comes at the end of the pause (the window opened again).
 //
+// With backoff, the copy is sent backoff more times, each after twice the
+// pause before it, as a retransmission timer backs off (RFC 6298 §5.5);
+// with zeroWin, the copies but the last keep the zero window, as the
+// answers to window probes do.
+//
 // With hang, the connection's frames after frame after are dropped and
 // the capture ends pause later with a frame of another connection: a
-// stall that never ended.
+// stall that never ended (after the copies, with resend).
 type pauseEdit struct {
 	after   int
 	pause   time.Duration
 	resend  bool
+	backoff int
 	zeroWin bool
 	hang    bool
 }
@@ -75,6 +81,15 @@ func TestStallAsTshark(t *testing.T) {
 		{"siw/crc_v2_iwtest_ops.pcap", []pauseEdit{{after: 21, pause: 900 * time.Millisecond, hang: true}}, 1},
 		{"siw/crc_v2_rping.pcap", []pauseEdit{{after: 7, pause: 3 * time.Second, hang: true}}, 0},
 		{"siw/crc_v2_rping.pcap", []pauseEdit{{after: 9, pause: 150 * time.Millisecond, hang: true}}, 0},
+		// A retransmission timer backing off: 21 is resent after 0.2,
+		// 0.4, 0.8 and 1.6 s; then the receiver acknowledges it, or the
+		// capture ends 0.3 s after the last copy. One episode each, whose
+		// first pause and whole length are reported.
+		{"siw/crc_v2_iwtest_ops.pcap", []pauseEdit{{after: 21, pause: 200 * time.Millisecond, resend: true, backoff: 3}}, 2},
+		{"siw/crc_v2_iwtest_ops.pcap", []pauseEdit{{after: 21, pause: 200 * time.Millisecond, resend: true, backoff: 3, hang: true}}, 2},
+		// A zero window advertised again 0.3 s later, and opened 0.6 s
+		// after that: one episode of two pauses.
+		{"siw/crc_v2_rping.pcap", []pauseEdit{{after: 15, pause: 300 * time.Millisecond, zeroWin: true, backoff: 1}}, 2},
 		// Pauses shorter than 200 ms are not stalls.
 		{"siw/crc_v2_rping.pcap", []pauseEdit{{after: 9, pause: 150 * time.Millisecond}, {after: 14, pause: 190 * time.Millisecond}}, 0},
 	} {
@@ -127,13 +142,6 @@ func applyPauses(frames [][]byte, times []time.Time, edits []pauseEdit) ([][]byt
 			continue
 		}
 		e := edits[k]
-		if e.hang {
-			// A SYN from another address (IPv4 over Ethernet), which -j 2
-			// hands to the other worker.
-			other := bytes.Clone(frames[0])
-			other[14+15] ^= 0x40
-			return append(f2, f, other), append(t2, times[i].Add(shift), times[i].Add(shift+e.pause))
-		}
 		orig := f
 		if e.zeroWin {
 			f = setWindow(f, 0)
@@ -141,7 +149,28 @@ func applyPauses(frames [][]byte, times []time.Time, edits []pauseEdit) ([][]byt
 		f2, t2 = append(f2, f), append(t2, times[i].Add(shift))
 		shift += e.pause
 		if e.resend || e.zeroWin {
-			f2, t2 = append(f2, orig), append(t2, times[i].Add(shift))
+			for b, p := 0, e.pause; ; b++ {
+				c := orig
+				if e.zeroWin && b < e.backoff {
+					c = f // the zero window again, as a window probe's answer
+				}
+				f2, t2 = append(f2, c), append(t2, times[i].Add(shift))
+				if b == e.backoff {
+					break
+				}
+				p *= 2
+				shift += p
+			}
+		}
+		if e.hang {
+			// A SYN from another address (IPv4 over Ethernet), which -j 2
+			// hands to the other worker.
+			other := bytes.Clone(frames[0])
+			other[14+15] ^= 0x40
+			if !e.resend {
+				shift -= e.pause
+			}
+			return append(f2, other), append(t2, times[i].Add(shift+e.pause))
 		}
 	}
 	return f2, t2
@@ -287,17 +316,8 @@ func tsharkStalls(t *testing.T, tshark, path string) map[string]string {
 		}
 		return owed
 	}
-	for i := 1; i < len(fr); i++ {
-		e := fr[i]
-		if e.delta < 200*time.Millisecond {
-			continue
-		}
-		before := fr[:i]
-		owed := owedAfter(before)
-		if len(owed) == 0 {
-			continue
-		}
-		var end string
+	// endOf says what frame e, after the frames before, did to the stall.
+	endOf := func(e tsFrame, before []tsFrame) string {
 		prevAck := uint64(0)
 		for _, f := range before {
 			if f.src == e.src && f.ackFlag {
@@ -306,31 +326,108 @@ func tsharkStalls(t *testing.T, tshark, path string) map[string]string {
 		}
 		switch {
 		case e.rst:
-			end = "it ended with a reset from " + e.src
+			return "it ended with a reset from " + e.src
 		case e.retrans:
-			end = "it ended when " + e.src + " sent seq " + strconv.FormatUint(e.seq, 10) + " again (a retransmission: octets or their acknowledgement were lost)"
+			return "then " + e.src + " sent seq " + strconv.FormatUint(e.seq, 10) + " again (a retransmission: octets or their acknowledgement were lost)"
 		case e.winUpdate:
-			end = "it ended when " + e.src + " opened its window again"
+			return "it ended when " + e.src + " opened its window again"
 		case e.fin:
-			end = "it ended when " + e.src + " closed its side (FIN)"
+			return "it ended when " + e.src + " closed its side (FIN)"
 		case e.len > 0:
-			end = "it ended when " + e.src + " sent new octets"
+			return "it ended when " + e.src + " sent new octets"
 		case e.ackFlag && e.ack > prevAck:
-			end = "it ended when " + e.src + " acknowledged octets"
-		default:
-			end = "it ended with a segment from " + e.src + " that carried nothing new"
+			return "it ended when " + e.src + " acknowledged octets"
 		}
-		key := fmt.Sprint([]uint64{uint64(e.n), uint64(before[len(before)-1].n)})
-		want[key] = "no packet for " + strconv.FormatFloat(e.delta.Seconds(), 'f', 6, 64) + " s while " + strings.Join(owed, ", ") + "; " + end
+		return "then a segment from " + e.src + " carried nothing new"
+	}
+	progress := func(e tsFrame, before []tsFrame) bool {
+		return !strings.HasPrefix(endOf(e, before), "then ")
+	}
+	// An episode: a stall whose first pause a frame without progress
+	// ended (a retransmission, a probe), with the pauses after it until a
+	// frame makes progress; reported once more at its end when it had
+	// more than one pause.
+	var ep struct {
+		open                   bool
+		frame, before          int
+		start                  time.Duration
+		pauses, resent, probes int
+	}
+	count := func(e tsFrame) {
+		if e.len > 0 && e.retrans {
+			ep.resent++
+		} else {
+			ep.probes++
+		}
+	}
+	went := func(now time.Duration) string {
+		msg := "the stall of frame " + strconv.Itoa(ep.frame) + " went on: no progress for " + strconv.FormatFloat((now-ep.start).Seconds(), 'f', 6, 64) +
+			" s after frame " + strconv.Itoa(ep.before) + " (" + plural(ep.pauses, "pause") + " of 200 ms or more"
+		if ep.resent > 0 {
+			msg += ", " + plural(ep.resent, "retransmission") + " not acknowledged"
+		}
+		switch {
+		case ep.probes == 1:
+			msg += ", 1 window probe or duplicate acknowledgement"
+		case ep.probes > 1:
+			msg += ", " + strconv.Itoa(ep.probes) + " window probes or duplicate acknowledgements"
+		}
+		return msg + ")"
+	}
+	closeEp := func(e tsFrame, before []tsFrame) {
+		if ep.pauses > 1 {
+			want[fmt.Sprint([]uint64{uint64(e.n), uint64(ep.frame)})] = went(e.at) + "; " + endOf(e, before)
+		}
+		ep.open = false
+	}
+	for i := 1; i < len(fr); i++ {
+		e := fr[i]
+		before := fr[:i]
+		if e.delta < 200*time.Millisecond {
+			if ep.open {
+				if progress(e, before) {
+					closeEp(e, before)
+				} else {
+					count(e)
+				}
+			}
+			continue
+		}
+		owed := owedAfter(before)
+		switch {
+		case len(owed) == 0:
+			if ep.open {
+				closeEp(e, before)
+			}
+		case ep.open:
+			ep.pauses++
+			if progress(e, before) {
+				closeEp(e, before)
+			} else {
+				count(e)
+			}
+		default:
+			prev := before[len(before)-1]
+			key := fmt.Sprint([]uint64{uint64(e.n), uint64(prev.n)})
+			want[key] = "no packet for " + strconv.FormatFloat(e.delta.Seconds(), 'f', 6, 64) + " s while " + strings.Join(owed, ", ") + "; " + endOf(e, before)
+			if !progress(e, before) {
+				ep.open, ep.frame, ep.before, ep.start, ep.pauses, ep.resent, ep.probes = true, e.n, prev.n, prev.at, 1, 0, 0
+				count(e)
+			}
+		}
 	}
 	// A stall to the end of the capture: from the connection's last frame
-	// to the capture's.
+	// to the capture's; or the episode still open, from its start.
 	last := fr[len(fr)-1]
-	if gap := end.at - last.at; gap >= 200*time.Millisecond {
+	if gap := end.at - last.at; gap >= 200*time.Millisecond || ep.open {
 		if owed := owedAfter(fr); len(owed) > 0 {
-			want[fmt.Sprint([]uint64{uint64(last.n)})] = "no packet for " + strconv.FormatFloat(gap.Seconds(), 'f', 6, 64) +
-				" s until the end of the capture (frame " + strconv.Itoa(end.n) + ") while " + strings.Join(owed, ", ") +
+			until := " until the end of the capture (frame " + strconv.Itoa(end.n) + ") while " + strings.Join(owed, ", ") +
 				"; nothing moved again while the capture ran"
+			msg := "no packet for " + strconv.FormatFloat(gap.Seconds(), 'f', 6, 64) + " s" + until
+			if ep.open {
+				msg = went(end.at) + until
+			}
+			want[fmt.Sprint([]uint64{uint64(last.n)})] = msg
 		}
 	}
 	return want
