@@ -77,6 +77,8 @@ type conn struct {
 	quietToEnd int64
 	// ep is the stall episode still going on (stall.go).
 	ep episode
+	// connect is what the TCP handshake showed (connect.go).
+	connect connectState
 	// cutSegs counts the segments whose end the snap length cut
 	// (TCPHealth.Cut); cutSaid: cap.snaplen was reported; keyCut: the cut
 	// left less than an MPA frame's header, so only its key says iWARP.
@@ -422,7 +424,7 @@ func (c *conn) summarise() {
 	c.summarised = true
 	if c.force != nil {
 		c.forcedUnframed()
-	} else if !c.isIWARP() {
+	} else if !c.isIWARP() && !c.connectFailed() {
 		return
 	}
 	c.unanswered()
@@ -575,6 +577,8 @@ func (c *conn) isIWARP() bool {
 // state says how far the connection got.
 func (c *conn) state() string {
 	switch {
+	case c.connect.failed != "":
+		return c.connect.failed
 	case c.rejected:
 		return "rejected"
 	case c.fpdus > 0 && c.rstSeen:

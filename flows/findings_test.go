@@ -78,6 +78,8 @@ var findingCases = []findingCase{
 	{"tcp.stall", warning, "read-stall"},
 	{"tcp.reset", warning, "read-reset"},
 	{"tcp.reset", note, "testdata/synth/terminate-llp.pcap"},
+	{"tcp.connect_failed", warning, "testdata/tcp/connect-refused.pcap"},
+	{"tcp.connect_failed", warning, "testdata/tcp/connect-unanswered.pcap"},
 	{"tcp.retransmit_conflict", warning, "testdata/synth/retransmit-conflict.pcap"},
 
 	// MPA Request/Reply.

@@ -87,6 +87,9 @@ func (c *conn) watch(p *capture.Packet, s side) {
 	if p.Flags&capture.FlagRST != 0 && !c.rstSeen && c.isIWARP() && !(c.finSeen[0] && c.finSeen[1]) {
 		c.reset(p, s)
 	}
+	if p.Flags&(capture.FlagSYN|capture.FlagRST) != 0 {
+		c.handshake(p, s)
+	}
 }
 
 // reset reports the reset (RST) of packet p, from side s, that aborts an

@@ -1,0 +1,87 @@
+package flows
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/iwarpkit/iwarpkit/capture"
+	"github.com/iwarpkit/iwarpkit/dissect"
+	"github.com/iwarpkit/iwarpkit/dissect/ibcm"
+)
+
+// Failed connects (finding tcp.connect_failed). An RDMA connection over
+// iWARP starts with a TCP connection (RFC 5044 §7.1); when that fails, no
+// octet of iWARP is ever sent and the connection is not iWARP to the
+// decoder, but "why did my RDMA connection fail?" has its answer there: the
+// host refused the SYN with a reset (RFC 9293 §3.10.7.1: no listener), or
+// never answered it (the SYN sent again and again, RFC 6298 §5.7: the
+// host is down or unreachable, or a firewall drops it). Only connects to
+// the ports of RDMA services are reported (iwarpService), so that the
+// other TCP traffic of a capture stays out of the output.
+
+// connectState is what a connection's handshake showed (conn.handshake).
+type connectState struct {
+	syns      uint32 // SYNs without ACK
+	synAcked  bool   // a SYN-ACK came
+	refused   uint64 // the frame of the reset that answered the SYN, 0 if none
+	lastSyn   uint64 // the last SYN's frame
+	lastSynNs int64  // and its time, Unix nanoseconds
+	failed    string // the conn record's state: "refused" or "unanswered"
+}
+
+// handshake notes the SYN, SYN-ACK or RST p from side s.
+func (c *conn) handshake(p *capture.Packet, s side) {
+	h := &c.connect
+	switch {
+	case p.Flags&capture.FlagSYN != 0 && p.Flags&capture.FlagACK == 0:
+		h.syns++
+		h.lastSyn, h.lastSynNs = p.Frame, p.TS.UnixNano()
+	case p.Flags&capture.FlagSYN != 0:
+		h.synAcked = true
+	case p.Flags&capture.FlagRST != 0 && !h.synAcked && h.refused == 0 && c.initiator != noSide && s != c.initiator:
+		h.refused = p.Frame
+	}
+}
+
+// iwarpService names the RDMA service whose port port is, or "": the
+// well-known RDMA ports (dissect/ibcm), less those that plain TCP services
+// use as much (NFS's 2049, NVMe-oF discovery's 8009, AJP's too).
+func iwarpService(port uint16) string {
+	switch n := ibcm.ServiceName(port); n {
+	case "nfs", "nvme-disc":
+		return ""
+	default:
+		return n
+	}
+}
+
+// connectFailed reports, for a connection that never carried an octet, a
+// connect to an RDMA service's port that the host refused or never
+// answered; the connection then has a conn record, whose state says which.
+func (c *conn) connectFailed() bool {
+	h := &c.connect
+	if h.syns == 0 || h.synAcked || c.initiator == noSide || c.dirs[0].seqKnown || c.dirs[1].seqKnown {
+		return false
+	}
+	to := c.endpoint(1 - c.initiator)
+	svc := iwarpService(to.Port())
+	if svc == "" {
+		return false
+	}
+	msg := c.endpoint(c.initiator).String() + " could not open a TCP connection to " + to.String() + " (the " + svc + " port): "
+	var frames []uint64
+	switch {
+	case h.refused != 0:
+		msg += to.Addr().String() + " refused it with a reset (frame " + strconv.FormatUint(h.refused, 10) +
+			"): nothing listens on the port (the RDMA service is not running, or listens on another address or port)"
+		frames, h.failed = []uint64{h.refused, c.firstFrame}, "refused"
+	case h.syns >= 2:
+		msg += "no answer to " + plural(int(h.syns), "SYN") + " over " + seconds(time.Duration(h.lastSynNs-c.firstTS.UnixNano())) +
+			": the host is down or unreachable, or a firewall drops the SYNs"
+		frames, h.failed = []uint64{h.lastSyn, c.firstFrame}, "unanswered"
+	default:
+		return false
+	}
+	c.finding(nil, dissect.SeverityWarning, "tcp.connect_failed", msg, "RFC 9293 §3.5, §3.10.7.1; RFC 6298 §5.7", frames...)
+	return true
+}

@@ -1,0 +1,124 @@
+package flows_test
+
+import (
+	"encoding/binary"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/iwarpkit/iwarpkit/flows"
+	"github.com/iwarpkit/iwarpkit/internal/testutil"
+)
+
+// TestConnectFailedAsTshark: the two real failed connects of testdata/tcp
+// (a reset from a port nothing listens on; SYNs to a host that never
+// answers) each give one tcp.connect_failed, whose frames, count of SYNs
+// and time are tshark's view of the same capture; with 1 Decoder, 2
+// workers and chunks alike.
+func TestConnectFailedAsTshark(t *testing.T) {
+	tshark := testutil.RequireTshark(t)
+	for _, name := range []string{"connect-refused.pcap", "connect-unanswered.pcap"} {
+		t.Run(name, func(t *testing.T) {
+			path := "../testdata/tcp/" + name
+			out, err := exec.Command(tshark, "-r", path, "-T", "fields", "-E", "separator=/t", "-e", "frame.number",
+				"-e", "tcp.flags.syn", "-e", "tcp.flags.ack", "-e", "tcp.flags.reset", "-e", "frame.time_relative",
+				"-e", "ip.src", "-e", "tcp.srcport", "-e", "ip.dst", "-e", "tcp.dstport").Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var syns int
+			var lastSyn, rst string
+			var span, client, server string
+			for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+				c := strings.Split(l, "\t")
+				switch {
+				case c[1] == "1" && c[2] == "0":
+					syns++
+					lastSyn = c[0]
+					client, server = c[5]+":"+c[6], c[7]+":"+c[8]
+					f, _ := strconv.ParseFloat(c[4], 64)
+					span = strconv.FormatFloat(f, 'f', 6, 64)
+				case c[3] == "1" && rst == "":
+					rst = c[0]
+				}
+			}
+			want := client + " could not open a TCP connection to " + server + " (the rping port): "
+			frames := "[" + lastSyn + " 1]"
+			if rst != "" {
+				want += server[:strings.LastIndex(server, ":")] + " refused it with a reset (frame " + rst +
+					"): nothing listens on the port (the RDMA service is not running, or listens on another address or port)"
+				frames = "[" + rst + " 1]"
+			} else {
+				want += "no answer to " + strconv.Itoa(syns) + " SYNs over " + span + " s: the host is down or unreachable, or a firewall drops the SYNs"
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, workers := range []int{0, 2, -2} {
+				var got []string
+				state := "refused"
+				if rst == "" {
+					state = "unanswered"
+				}
+				conns := 0
+				for _, r := range recordsWith(t, data, workers) {
+					if r.Type == flows.RecConn {
+						conns++
+						if s := r.Summary; s.State != state || s.Initiator.String() != client || s.Responder.String() != server || s.FPDUs != 0 {
+							t.Errorf("workers %d: conn %+v, want %s from %s to %s", workers, s, state, client, server)
+						}
+					}
+					if r.Type == flows.RecFinding {
+						got = append(got, r.Finding.Code+" "+fmtFrames(r.Finding.Frames)+" "+r.Finding.Msg)
+					}
+				}
+				if conns != 1 {
+					t.Errorf("workers %d: %d conn records, want 1", workers, conns)
+				}
+				if w := "tcp.connect_failed " + frames + " " + want; len(got) != 1 || got[0] != w {
+					t.Errorf("workers %d:\n got %q\nwant %q", workers, got, w)
+				}
+			}
+		})
+	}
+}
+
+func fmtFrames(fs []uint64) string {
+	s := make([]string, len(fs))
+	for i, f := range fs {
+		s[i] = strconv.FormatUint(f, 10)
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
+
+// TestConnectFailedOtherPorts: the same refused connect to a port of no
+// RDMA service (8080), or of NFS over TCP (2049), gives no finding: a
+// capture's other TCP traffic stays out of the output.
+func TestConnectFailedOtherPorts(t *testing.T) {
+	data, err := os.ReadFile("../testdata/tcp/connect-refused.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, port := range []uint16{8080, 2049} {
+		b := append([]byte(nil), data...)
+		// Each frame: Ethernet (14) and IPv4 (20) headers, then TCP; the
+		// SYN's destination port and the RST's source port.
+		off := 24
+		for i := 0; off+16 <= len(b); i++ {
+			n := int(binary.LittleEndian.Uint32(b[off+8:]))
+			tcp := b[off+16+14+20:]
+			if i == 0 {
+				binary.BigEndian.PutUint16(tcp[2:], port)
+			} else {
+				binary.BigEndian.PutUint16(tcp[0:], port)
+			}
+			off += 16 + n
+		}
+		if rs := testutil.DecodeBytes(t, b, flows.Options{}); len(rs) != 0 {
+			t.Errorf("port %d: %d records, want none: %+v", port, len(rs), rs[0])
+		}
+	}
+}
