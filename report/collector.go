@@ -152,10 +152,46 @@ func (cs *connStats) setSummary(sum connSum, initKnown bool, initiator, responde
 	}
 }
 
-// findKey identifies a row of the findings table.
+// findKey identifies a row of the findings table: a severity and a code,
+// and for codes whose findings say different things (causeOf), the cause.
 type findKey struct {
-	sev  dissect.Severity
-	code string
+	sev   dissect.Severity
+	code  string
+	cause findCause
+}
+
+// findCause tells apart the rows of one code whose findings have different
+// causes. For rdmap.terminate it is the Terminate's Layer, EType and Code
+// (RFC 5040 §4.8 Figure 9) when the record carries the Terminate, and the
+// message when not (a finding record); zero for every other code, which
+// gets one row.
+type findCause struct {
+	term   [3]uint8 // Layer, EType, Code
+	isTerm bool
+	msg    string
+}
+
+// causeOf returns the cause of finding f of record r (findCause). The
+// message of an rdmap.terminate finding goes on to name the terminated
+// segment (its MSN, STag, TO), so Terminates of one cause are one row,
+// told apart by their Layer, EType and Code: four connections terminated
+// for four causes were one row that gave the first cause four times.
+func causeOf(r *flows.Record, f *dissect.Finding) findCause {
+	if f.Code != rdmap.CodeTerminate {
+		return findCause{}
+	}
+	var seg *rdmap.Segment
+	switch {
+	case r.Type == flows.RecFPDU && r.FPDU != nil && r.FPDU.SegOK:
+		seg = &r.FPDU.Seg
+	case r.Type == flows.RecDDPSCTP && r.SCTP != nil && r.SCTP.SegOK:
+		seg = &r.SCTP.Seg
+	}
+	if seg == nil || seg.Opcode != rdmap.OpTerminate {
+		return findCause{msg: f.Msg}
+	}
+	t := &seg.Term
+	return findCause{term: [3]uint8{t.Layer, t.EType, t.Code}, isTerm: true}
 }
 
 // findAgg is one row of the findings table.
@@ -810,7 +846,7 @@ func (c *Collector) finding(r *flows.Record, cs *connStats, f *dissect.Finding) 
 	if sev > c.worst {
 		c.worst = sev
 	}
-	k := findKey{sev, code}
+	k := findKey{sev, code, causeOf(r, f)}
 	a := c.finds[k]
 	if a == nil {
 		a = &findAgg{first: frame, ref: f.Ref, msg: f.Msg}

@@ -378,17 +378,36 @@ type findRow struct {
 	Msg      string
 }
 
-// findRows returns the findings table, most severe first, then by code.
+// findRows returns the findings table, most severe first, then by code;
+// the rows of one code (the causes of rdmap.terminate, findCause) by
+// first frame, then by message and cause, for a stable order.
 func (c *Collector) findRows() []findRow {
 	keys := make([]findKey, 0, len(c.finds))
 	for k := range c.finds {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].sev != keys[j].sev {
-			return keys[i].sev > keys[j].sev
+		ki, kj := &keys[i], &keys[j]
+		if ki.sev != kj.sev {
+			return ki.sev > kj.sev
 		}
-		return keys[i].code < keys[j].code
+		if ki.code != kj.code {
+			return ki.code < kj.code
+		}
+		ai, aj := c.finds[*ki], c.finds[*kj]
+		if ai.first != aj.first {
+			return ai.first < aj.first
+		}
+		if ai.msg != aj.msg {
+			return ai.msg < aj.msg
+		}
+		if ki.cause.msg != kj.cause.msg {
+			return ki.cause.msg < kj.cause.msg
+		}
+		if ki.cause.isTerm != kj.cause.isTerm {
+			return kj.cause.isTerm
+		}
+		return bytes.Compare(ki.cause.term[:], kj.cause.term[:]) < 0
 	})
 	rows := make([]findRow, len(keys))
 	for i, k := range keys {
@@ -401,6 +420,9 @@ func (c *Collector) findRows() []findRow {
 // WriteFindings writes the -z findings table: the number of findings per
 // severity and code, most severe first, with the first frame, the reference
 // (RFC section or rule) and the first message, then a count per severity.
+// Terminates (rdmap.terminate) get a row per cause, their Layer, EType and
+// Code (RFC 5040 §4.8), in order of first frame: the message says the
+// cause.
 func (c *Collector) WriteFindings(w io.Writer) error {
 	t := &textTable{
 		title: "Findings (-z findings)",
