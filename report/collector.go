@@ -120,6 +120,7 @@ type connSum struct {
 	crc, mI2R, mR2I, enhanced bool
 	rev                       uint8
 	ird, ord                  uint16
+	tcp                       flows.TCPHealth // of an iWARP connection's TCP
 }
 
 // summaryOf returns what the connection table reads of a conn record's
@@ -133,7 +134,7 @@ func summaryOf(s *flows.ConnSummary) (sum connSum, initKnown bool, initiator, re
 	return connSum{
 		state: s.State, haveReq: s.HaveRequest, haveRep: s.HaveReply, rev: s.Rev, crc: s.CRC,
 		initKnown: s.InitiatorKnown, fpdus: s.FPDUs > 0, mI2R: s.MarkersI2R, mR2I: s.MarkersR2I,
-		enhanced: s.Enhanced, ird: s.IRD, ord: s.ORD,
+		enhanced: s.Enhanced, ird: s.IRD, ord: s.ORD, tcp: s.TCP,
 	}, s.InitiatorKnown, ini, res
 }
 

@@ -167,15 +167,15 @@ func TestConnTableMatchesTshark(t *testing.T) {
 				t.Fatal(err)
 			}
 			hdr, rows := tableRows(t, b.String())
-			if len(hdr) != 13 {
-				t.Fatalf("header %q: want 13 columns", hdr)
+			if len(hdr) != 18 {
+				t.Fatalf("header %q: want 18 columns", hdr)
 			}
 			if len(rows) != len(mpaWant) {
 				t.Fatalf("%d connections, want %d\n%s", len(rows), len(mpaWant), b.String())
 			}
 			for i, r := range rows {
-				if len(r) != 13 {
-					t.Fatalf("row %q: want 13 cells", r)
+				if len(r) != 18 {
+					t.Fatalf("row %q: want 18 cells", r)
 				}
 				ini, err1 := netip.ParseAddrPort(r[1])
 				res, err2 := netip.ParseAddrPort(r[2])

@@ -65,7 +65,8 @@ type junitFailure struct {
 	Text    string `xml:",cdata"`
 }
 
-// seconds formats a duration as JUnit's decimal seconds.
+// seconds formats a duration as JUnit's decimal seconds (and the -z conn
+// table its stalled time, six decimals as the conn line).
 func seconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', 6, 64)
 }

@@ -140,6 +140,11 @@ func (c *Collector) packRowTo(b []byte, cs *connStats) []byte {
 		b = binary.AppendVarint(b, int64(v))
 	}
 	b = binary.AppendUvarint(b, cs.octets)
+	tcp := &cs.sum.tcp
+	for _, v := range [...]int{tcp.Retransmissions, tcp.ZeroWindows, tcp.Stalls, tcp.Cut} {
+		b = binary.AppendVarint(b, int64(v))
+	}
+	b = binary.AppendVarint(b, int64(tcp.Stalled))
 	b = binary.AppendUvarint(b, uint64(len(cs.fam)))
 	for _, f := range cs.fam {
 		b = varpack.AppendString(b, f.fam, &c.strs, maxRowStrs)
@@ -207,6 +212,11 @@ func (c *Collector) unpackRow(b []byte, cs *connStats) ([]byte, error) {
 		*v = r.Int()
 	}
 	cs.octets = r.Uvarint()
+	tcp := &cs.sum.tcp
+	for _, v := range [...]*int{&tcp.Retransmissions, &tcp.ZeroWindows, &tcp.Stalls, &tcp.Cut} {
+		*v = r.Int()
+	}
+	tcp.Stalled = time.Duration(r.Varint())
 	if n := r.Uvarint(); n > 0 && n <= uint64(len(r.B)) {
 		cs.fam = slices.Grow(fam, int(n))[:n]
 		for k := range cs.fam {
@@ -290,7 +300,9 @@ type rowSlot struct{ at, n uint32 }
 // (a reset connection that retired, whose conn record comes at the end of
 // the capture): packed again with it, in its slot, the row takes a few
 // octets more (IRD and ORD, the state), and appending every such row anew
-// grew the arena by half at the end of the capture.
+// grew the arena by half at the end of the capture. A connection whose TCP
+// had trouble (its conn record's retransmissions, stalls and their time,
+// some 5 octets more) may not fit, and is appended anew.
 const rowRoom = 8
 
 // packRow packs cs, whose connection has ended, into the rows arena if it

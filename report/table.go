@@ -154,6 +154,10 @@ type connRow struct {
 	Worst                string // highest finding severity, "" when none
 	Duration             time.Duration
 	First                time.Time
+	// TCP is the health of the connection's TCP, from its conn record:
+	// HasTCP is false without one, and for a connection not over TCP.
+	TCP    flows.TCPHealth
+	HasTCP bool
 }
 
 // label names the connection in tables: its id, or "other".
@@ -200,6 +204,8 @@ func (cs *connStats) row() connRow {
 		if cs.ext != "" {
 			// Not iWARP: the transport says what the row is.
 			r.State = cs.ext + " " + s.state
+		} else {
+			r.TCP, r.HasTCP = s.tcp, true
 		}
 		if s.haveReq || s.haveRep {
 			r.Rev = strconv.Itoa(int(s.rev))
@@ -264,18 +270,32 @@ func (c *Collector) untrackedNote() []string {
 // responder resources and initiator depth, its FPDUs and octets the data
 // packets sent to its QPs; an association's FPDUs are its DDP segments and
 // its octets their payload.
+//
+// The last columns say how the connection's TCP fared, from its conn
+// record (flows.TCPHealth; "-" without one, and for a connection not over
+// TCP): Retrans the segments sent again or out of order, ZeroWin those
+// advertising a zero window, Stalls the tcp.stall pauses and Stalled s
+// their time in seconds, Cut the segments the capture's snap length cut
+// (cap.snaplen).
 func (c *Collector) WriteConn(w io.Writer) error {
 	t := &textTable{
 		title: "iWARP connections (-z conn)",
-		cols:  []string{"ID", "Initiator", "Responder", "State", "Rev", "CRC", "Markers i2r/r2i", "IRD/ORD", "FPDUs", "Messages", "Octets", "CRC errors", "Findings"},
-		right: []bool{true, false, false, false, true, false, false, false, true, true, true, true, true},
+		cols: []string{"ID", "Initiator", "Responder", "State", "Rev", "CRC", "Markers i2r/r2i", "IRD/ORD", "FPDUs", "Messages", "Octets", "CRC errors", "Findings",
+			"Retrans", "ZeroWin", "Stalls", "Stalled s", "Cut"},
+		right: []bool{true, false, false, false, true, false, false, false, true, true, true, true, true,
+			true, true, true, true, true},
 		notes: c.untrackedNote(),
 	}
 	t.each = func(row func(...string)) {
 		c.eachConn(func(cs *connStats) {
 			r := cs.row()
+			retrans, zeroWin, stalls, stalled, cut := "-", "-", "-", "-", "-"
+			if h := &r.TCP; r.HasTCP {
+				retrans, zeroWin, stalls, stalled, cut = itoa(h.Retransmissions), itoa(h.ZeroWindows), itoa(h.Stalls), seconds(h.Stalled), itoa(h.Cut)
+			}
 			row(r.Label, r.Initiator, r.Responder, r.State, r.Rev, r.CRC, r.Markers, r.IRDORD,
-				itoa(r.FPDUs), itoa(r.Messages), utoa(r.Octets), itoa(r.CRCErrors), itoa(r.Findings))
+				itoa(r.FPDUs), itoa(r.Messages), utoa(r.Octets), itoa(r.CRCErrors), itoa(r.Findings),
+				retrans, zeroWin, stalls, stalled, cut)
 		})
 	}
 	return t.write(w)

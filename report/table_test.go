@@ -1,6 +1,8 @@
 package report
 
 import (
+	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -292,4 +294,118 @@ func columns(t *testing.T, hdr []string, names ...string) map[string]int {
 		col[n] = i
 	}
 	return col
+}
+
+// TestConnTCPColumns: the -z conn table's TCP columns give each
+// connection's conn record's TCPHealth, the records added one by one or
+// taken by a Partial (as iwarpdump -q -z conn does), and "-" for a
+// connection without a conn record or not over TCP.
+func TestConnTCPColumns(t *testing.T) {
+	tcpCols := []string{"Retrans", "ZeroWin", "Stalls", "Stalled s", "Cut"}
+	cells := func(h flows.TCPHealth) []float64 {
+		return []float64{float64(h.Retransmissions), float64(h.ZeroWindows), float64(h.Stalls), h.Stalled.Seconds(), float64(h.Cut)}
+	}
+	synthetic := func() []*flows.Record {
+		conn := func(id int, h flows.TCPHealth) *flows.Record {
+			return &flows.Record{Type: flows.RecConn, Frame: uint64(100 + id), TS: t0.Add(time.Second), Conn: id,
+				Summary: &flows.ConnSummary{Initiator: epA, Responder: epB, InitiatorKnown: true, A: epA, B: epB,
+					State: "closed", FPDUs: 1, TCP: h}}
+		}
+		return []*flows.Record{
+			fpduRec(0, 1, 0, flows.DirI2R, rdmap.OpSend, 10),
+			conn(0, flows.TCPHealth{Retransmissions: 3, ZeroWindows: 2, Stalls: 1, Stalled: 1500 * time.Millisecond, Cut: 7}),
+			fpduRec(1, 2, 0, flows.DirI2R, rdmap.OpSend, 10),
+			conn(1, flows.TCPHealth{Retransmissions: 123456, Stalls: 4, Stalled: 3*time.Second + 1234*time.Microsecond}),
+			fpduRec(2, 3, 0, flows.DirI2R, rdmap.OpSend, 10), // no conn record
+			conn(3, flows.TCPHealth{}),
+		}
+	}
+	tests := []struct {
+		name string
+		file string // a bundled capture, or
+		recs func() []*flows.Record
+	}{
+		{name: "retransmissions", file: "synth/retransmit-conflict.pcap"},
+		{name: "snap length", file: "synth/snaplen.pcap"},
+		{name: "siw", file: "siw/basic_ib_read_bw_4096_v2_nocrc.pcap"},
+		{name: "ib_cm", file: "synthext/roce-cm-v4.pcap"},
+		{name: "sctp", file: "synthext/sctp-ddp.pcap"},
+		{name: "records", recs: synthetic},
+	}
+	for _, tc := range tests {
+		for _, partial := range []bool{false, true} {
+			if partial && tc.file == "" {
+				continue
+			}
+			name := tc.name
+			if partial {
+				name += ", through a Partial"
+			}
+			t.Run(name, func(t *testing.T) {
+				c := NewCollector()
+				var recs []*flows.Record
+				switch {
+				case tc.recs != nil:
+					recs = tc.recs()
+				default:
+					recs = testutil.Decode(t, filepath.Join("..", "testdata", tc.file), flows.Options{})
+				}
+				if partial {
+					data, err := os.ReadFile(filepath.Join("..", "testdata", tc.file))
+					if err != nil {
+						t.Fatal(err)
+					}
+					pkts := testutil.ReadPackets(data)
+					d := flows.NewDecoder(flows.Options{}, c.Add)
+					d.SetLocal(c.Local(), c.Absorb)
+					for i := range pkts {
+						d.Packet(&pkts[i])
+					}
+					d.Close()
+				} else {
+					for _, r := range recs {
+						c.Add(r)
+					}
+				}
+				// What the records say: the TCPHealth of each TCP
+				// connection's conn record.
+				want := map[string]*flows.TCPHealth{}
+				for _, r := range recs {
+					if r.Type == flows.RecConn && r.Summary != nil {
+						want[strconv.Itoa(r.Conn)] = &r.Summary.TCP
+					}
+				}
+				var b strings.Builder
+				if err := c.WriteConn(&b); err != nil {
+					t.Fatal(err)
+				}
+				hdr, rows := tableRows(t, b.String())
+				col := columns(t, hdr, append([]string{"ID"}, tcpCols...)...)
+				if len(rows) == 0 {
+					t.Fatalf("no rows:\n%s", b.String())
+				}
+				for _, r := range rows {
+					if len(r) != len(hdr) {
+						t.Fatalf("row %q: %d cells, want %d", r, len(r), len(hdr))
+					}
+					w := want[r[col["ID"]]]
+					if w == nil {
+						for _, n := range tcpCols {
+							if r[col[n]] != "-" {
+								t.Errorf("row %q without a TCP conn record: %s %s, want -", r, n, r[col[n]])
+							}
+						}
+						continue
+					}
+					for i, v := range cells(*w) {
+						n := tcpCols[i]
+						got, err := strconv.ParseFloat(r[col[n]], 64)
+						if err != nil || got != v && !(n == "Stalled s" && math.Abs(got-v) < 5e-7) {
+							t.Errorf("row %q: %s %s, the conn record's %v", r, n, r[col[n]], v)
+						}
+					}
+				}
+			})
+		}
+	}
 }
