@@ -495,9 +495,14 @@ func (c *conn) summarise() {
 func (c *conn) unanswered() {
 	sev := dissect.SeverityWarning
 	var end string
+	h := &c.connect
 	switch {
+	case c.rstSeen && h.rst != 0:
+		end = "before " + c.endpoint(h.rstBy).String() + " reset the connection (RST, frame " + strconv.FormatUint(h.rst, 10) + ")"
 	case c.rstSeen:
 		end = "before the connection was reset"
+	case c.finSeen[0] && c.finSeen[1] && h.fin != 0:
+		end = "before the connection closed (" + c.endpoint(h.finBy).String() + " first, FIN in frame " + strconv.FormatUint(h.fin, 10) + ")"
 	case c.finSeen[0] && c.finSeen[1]:
 		end = "before the connection closed"
 	case c.finSeen[0] || c.finSeen[1]:

@@ -27,11 +27,20 @@ type connectState struct {
 	lastSyn   uint64 // the last SYN's frame
 	lastSynNs int64  // and its time, Unix nanoseconds
 	failed    string // the conn record's state: "refused" or "unanswered"
+	// The first FIN and the first RST: their frames (0: none) and sides.
+	fin, rst     uint64
+	finBy, rstBy side
 }
 
-// handshake notes the SYN, SYN-ACK or RST p from side s.
+// handshake notes the SYN, SYN-ACK, FIN or RST p from side s.
 func (c *conn) handshake(p *capture.Packet, s side) {
 	h := &c.connect
+	if p.Flags&capture.FlagFIN != 0 && h.fin == 0 {
+		h.fin, h.finBy = p.Frame, s
+	}
+	if p.Flags&capture.FlagRST != 0 && h.rst == 0 {
+		h.rst, h.rstBy = p.Frame, s
+	}
 	switch {
 	case p.Flags&capture.FlagSYN != 0 && p.Flags&capture.FlagACK == 0:
 		h.syns++

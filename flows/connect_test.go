@@ -1,6 +1,7 @@
 package flows_test
 
 import (
+	"bytes"
 	"encoding/binary"
 	"os"
 	"os/exec"
@@ -8,8 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/iwarpkit/iwarpkit/capture"
 	"github.com/iwarpkit/iwarpkit/flows"
 	"github.com/iwarpkit/iwarpkit/internal/testutil"
+	"github.com/iwarpkit/iwarpkit/synth"
 )
 
 // TestConnectFailedAsTshark: the two real failed connects of testdata/tcp
@@ -119,6 +122,58 @@ func TestConnectFailedOtherPorts(t *testing.T) {
 		}
 		if rs := testutil.DecodeBytes(t, b, flows.Options{}); len(rs) != 0 {
 			t.Errorf("port %d: %d records, want none: %+v", port, len(rs), rs[0])
+		}
+	}
+}
+
+// TestUnansweredNamesCloser: an RDMA Read Request never answered, then
+// the connection reset or closed by one side or the other: the
+// rdmap.read_unanswered finding names that side, and the frame of its
+// first RST or FIN as the capture's own packets give it.
+func TestUnansweredNamesCloser(t *testing.T) {
+	for _, tc := range []struct {
+		kind synth.CloseKind
+		by   synth.Dir
+	}{{synth.CloseRST, synth.I2R}, {synth.CloseRST, synth.R2I}, {synth.CloseFIN, synth.I2R}, {synth.CloseFIN, synth.R2I}} {
+		sc := unansweredRead(tc.kind)
+		sc.Conns[0].Close.By = tc.by
+		var pcap bytes.Buffer
+		if _, err := synth.Generate(sc, &pcap, nil); err != nil {
+			t.Fatal(err)
+		}
+		closer := sc.Conns[0].Initiator
+		if tc.by == synth.R2I {
+			closer = sc.Conns[0].Responder
+		}
+		flag := capture.FlagRST
+		if tc.kind == synth.CloseFIN {
+			flag = capture.FlagFIN
+		}
+		var frame uint64
+		for _, p := range testutil.ReadPackets(pcap.Bytes()) {
+			if p.Flags&flag != 0 {
+				if p.Src != closer {
+					t.Fatalf("%v by %v: the first %v comes from %v", tc.kind, tc.by, flag, p.Src)
+				}
+				frame = p.Frame
+				break
+			}
+		}
+		want := "before " + closer.String() + " reset the connection (RST, frame " + strconv.FormatUint(frame, 10) + ")"
+		if tc.kind == synth.CloseFIN {
+			want = "before the connection closed (" + closer.String() + " first, FIN in frame " + strconv.FormatUint(frame, 10) + ")"
+		}
+		n := 0
+		for _, r := range testutil.DecodeBytes(t, pcap.Bytes(), flows.Options{}) {
+			if r.Type == flows.RecFinding && r.Finding.Code == "rdmap.read_unanswered" {
+				n++
+				if !strings.Contains(r.Finding.Msg, " "+want+": ") {
+					t.Errorf("%v by %v: %q does not say %q", tc.kind, tc.by, r.Finding.Msg, want)
+				}
+			}
+		}
+		if n != 1 {
+			t.Errorf("%v by %v: %d rdmap.read_unanswered", tc.kind, tc.by, n)
 		}
 	}
 }

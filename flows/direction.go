@@ -3,6 +3,7 @@ package flows
 import (
 	"encoding/binary"
 	"errors"
+	"math/bits"
 	"strconv"
 	"time"
 
@@ -900,7 +901,8 @@ func (d *direction) emitFPDU(s uint64, have []byte, wire, ulen int, crc crcState
 			fr.CRCStatus = CRCBad
 			c.crcErrors++
 			c.finding(rec, dissect.SeverityError, "mpa.crc_bad",
-				"CRC32c mismatch: field "+hex32(fr.CRC)+", computed "+hex32(mpa.CRC32C(have[:wire-mpa.CRCLen])), "RFC 5044 §4.1", rec.Frame)
+				"CRC32c mismatch: the CRC field is "+hex32(bits.ReverseBytes32(fr.CRC))+", the FPDU's octets give "+
+					hex32(bits.ReverseBytes32(mpa.CRC32C(have[:wire-mpa.CRCLen])))+" (as sent on the wire, first octet first)", "RFC 5044 §4.1", rec.Frame)
 		}
 	} else {
 		fr.CRCStatus = CRCIncomplete

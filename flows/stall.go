@@ -87,7 +87,7 @@ func (c *conn) watch(p *capture.Packet, s side) {
 	if p.Flags&capture.FlagRST != 0 && !c.rstSeen && c.isIWARP() && !(c.finSeen[0] && c.finSeen[1]) {
 		c.reset(p, s)
 	}
-	if p.Flags&(capture.FlagSYN|capture.FlagRST) != 0 {
+	if p.Flags&(capture.FlagSYN|capture.FlagRST|capture.FlagFIN) != 0 {
 		c.handshake(p, s)
 	}
 }

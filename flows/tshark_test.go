@@ -200,3 +200,48 @@ func norm(s string) string {
 	}
 	return s
 }
+
+// TestCRCBadAsTshark: the values of mpa.crc_bad are the ones tshark shows
+// for the same FPDU ("CRC check: 0x... (Bad CRC32, should be 0x...)"),
+// the CRC field and the CRC of the octets as sent.
+func TestCRCBadAsTshark(t *testing.T) {
+	tshark := testutil.RequireTshark(t)
+	path := "../testdata/synth/terminate-llp.pcap"
+	out, err := exec.Command(tshark, "-r", path, "-V").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[uint64]string{}
+	var frame uint64
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "Frame ") {
+			frame, _ = strconv.ParseUint(strings.TrimSuffix(strings.Fields(l)[1], ":"), 10, 64)
+		}
+		if i := strings.Index(l, "CRC check: "); i >= 0 && strings.Contains(l, "Bad CRC32, should be ") {
+			f := strings.Fields(l[i:])
+			want[frame] = "CRC32c mismatch: the CRC field is " + f[2] + ", the FPDU's octets give " +
+				strings.TrimSuffix(f[len(f)-1], ")") + " (as sent on the wire, first octet first)"
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("tshark shows no bad CRC")
+	}
+	got := map[uint64]string{}
+	for _, r := range testutil.Decode(t, path, flows.Options{}) {
+		if r.Type == flows.RecFPDU {
+			for _, f := range r.FPDU.Findings {
+				if f.Code == "mpa.crc_bad" {
+					got[r.Frame] = f.Msg
+				}
+			}
+		}
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("frame %d:\n got %q\nwant %q", k, got[k], w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d crc_bad findings, tshark has %d bad CRCs", len(got), len(want))
+	}
+}
