@@ -381,8 +381,9 @@ func (c *conn) onMPA(dir *direction, rec *Record) {
 		}
 		if m.Frame.R {
 			c.rejected = true
-			c.finding(rec, dissect.SeverityNote, "mpa.rejected",
-				"the responder rejected the connection (R=1): no FPDUs follow", "RFC 5044 §7.1.1", rec.Frame)
+			sev, why := c.rejectCause(m)
+			c.finding(rec, sev, "mpa.rejected",
+				"the responder rejected the connection (R=1): no FPDUs follow; "+why, "RFC 5044 §7.1.1", rec.Frame)
 		}
 		if c.req != nil && c.req.Frame.Rev == 2 && c.req.Frame.S && !(m.Frame.Rev == 2 && m.Frame.S) && !m.Frame.R {
 			c.finding(rec, dissect.SeverityError, "mpa.enhanced_not_answered",

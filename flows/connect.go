@@ -7,6 +7,7 @@ import (
 	"github.com/iwarpkit/iwarpkit/capture"
 	"github.com/iwarpkit/iwarpkit/dissect"
 	"github.com/iwarpkit/iwarpkit/dissect/ibcm"
+	"github.com/iwarpkit/iwarpkit/dissect/mpa"
 )
 
 // Failed connects (finding tcp.connect_failed). An RDMA connection over
@@ -50,6 +51,69 @@ func (c *conn) handshake(p *capture.Packet, s side) {
 	case p.Flags&capture.FlagRST != 0 && !h.synAcked && h.refused == 0 && c.initiator != noSide && s != c.initiator:
 		h.refused = p.Frame
 	}
+}
+
+// rejectCause says why the Reply m rejected the connection, as far as its
+// private data tells (RFC 5044 §7.1.1): text the application gave
+// (rdma_reject's private data), or nothing at all (zeros after the
+// Enhanced data), which is how an RNIC's own MPA-level reject looks (Linux
+// siw sends 4 zero octets), with the Request's likely offence. An
+// application's reject is a note; an MPA-level one, a setting the two
+// ends do not share, a warning.
+func (c *conn) rejectCause(m *MPARecord) (dissect.Severity, string) {
+	pd := m.Frame.PD
+	if m.HasEnhanced {
+		pd = pd[mpa.EnhancedLen:]
+	}
+	if text, ok := printable(pd); ok {
+		return dissect.SeverityNote, "its private data reads \"" + text + "\" (the application's reason)"
+	}
+	for _, b := range pd {
+		if b != 0 {
+			return dissect.SeverityNote, "its private data (" + plural(len(pd), "octet") + ") is the application's"
+		}
+	}
+	why := "the Reply carries no application data, as an RNIC's own MPA-level reject (Linux siw sends 4 zero octets)"
+	if len(m.Frame.PD) > len(pd) && m.Enhanced.IRD == 0 && m.Enhanced.ORD == 0 {
+		why += ", with IRD and ORD 0"
+	}
+	q := c.req
+	switch {
+	case q == nil:
+		return dissect.SeverityWarning, why
+	case q.Frame.M:
+		return dissect.SeverityWarning, why + ": the Request (frame " + strconv.FormatUint(c.reqFrame, 10) +
+			") asked for markers (M=1), which Linux siw and most RNICs refuse"
+	case q.Frame.C != m.Frame.C:
+		return dissect.SeverityWarning, why + ": the Request (frame " + strconv.FormatUint(c.reqFrame, 10) +
+			") and the Reply disagree on CRC (C=" + strconv.Itoa(b2i(q.Frame.C)) + " and C=" + strconv.Itoa(b2i(m.Frame.C)) +
+			"), which a responder that requires its own CRC setting refuses (siw's mpa_crc_strict)"
+	}
+	return dissect.SeverityWarning, why + ": check the Request's revision and flags against what the responder supports"
+}
+
+// printable returns b as text when it is printable ASCII (3 characters or
+// more), a C string's trailing NULs left out.
+func printable(b []byte) (string, bool) {
+	for len(b) > 0 && b[len(b)-1] == 0 {
+		b = b[:len(b)-1]
+	}
+	if len(b) < 3 {
+		return "", false
+	}
+	for _, x := range b {
+		if x < 0x20 || x > 0x7e || x == '"' || x == '\\' {
+			return "", false
+		}
+	}
+	return string(b), true
+}
+
+func b2i(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
 }
 
 // iwarpService names the RDMA service whose port port is, or "": the

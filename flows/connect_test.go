@@ -3,6 +3,7 @@ package flows_test
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"os"
 	"os/exec"
 	"strconv"
@@ -174,6 +175,63 @@ func TestUnansweredNamesCloser(t *testing.T) {
 		}
 		if n != 1 {
 			t.Errorf("%v by %v: %d rdmap.read_unanswered", tc.kind, tc.by, n)
+		}
+	}
+}
+
+// TestRejectCauseAsTshark: the real siw rejects. The application's reject
+// (reject_app_v2) gives its private data after the Enhanced data as text,
+// as tshark's iwarp_mpa.privatedata holds it; siw's own MPA-level reject of
+// a Request with markers (mpareq_markers: tshark's marker flag 1 in the
+// Request, private data 00000000 in the Reply) is a warning that says so.
+func TestRejectCauseAsTshark(t *testing.T) {
+	tshark := testutil.RequireTshark(t)
+	for _, name := range []string{"reject_app_v2.pcap", "mpareq_markers.pcap"} {
+		path := "../testdata/siw/" + name
+		out, err := exec.Command(tshark, "-r", path, "-Y", "iwarp_mpa", "-T", "fields", "-e", "frame.number",
+			"-e", "iwarp_mpa.marker_flag", "-e", "iwarp_mpa.rej_flag", "-e", "iwarp_mpa.privatedata").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want, sev string
+		var reqFrame string
+		var markers bool
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			c := strings.Split(l, "\t")
+			if c[2] == "0" {
+				reqFrame, markers = c[0], c[1] == "1"
+				continue
+			}
+			pd, err := hex.DecodeString(c[3])
+			if err != nil || len(pd) < 4 {
+				t.Fatalf("%s: private data %q", name, c[3])
+			}
+			text := strings.TrimRight(string(pd[4:]), "\x00")
+			switch {
+			case text != "":
+				sev, want = "note", "its private data reads \""+text+"\" (the application's reason)"
+			case markers && bytes.Equal(pd, make([]byte, 4)):
+				sev, want = "warning", "with IRD and ORD 0: the Request (frame "+reqFrame+") asked for markers (M=1)"
+			default:
+				t.Fatalf("%s: unexpected reject %q", name, l)
+			}
+		}
+		n := 0
+		for _, r := range testutil.Decode(t, path, flows.Options{}) {
+			if r.Type != flows.RecMPA {
+				continue
+			}
+			for _, f := range r.MPA.Findings {
+				if f.Code == "mpa.rejected" {
+					n++
+					if f.Severity.String() != sev || !strings.Contains(f.Msg, want) {
+						t.Errorf("%s: %v %q, want %s containing %q", name, f.Severity, f.Msg, sev, want)
+					}
+				}
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s: %d mpa.rejected", name, n)
 		}
 	}
 }

@@ -90,6 +90,7 @@ var findingCases = []findingCase{
 	{"mpa.reject_in_request", warning, "reject-bit-in-request"},
 	{"mpa.enhanced_missing", errSev, "s-without-enhanced-data"},
 	{"mpa.rejected", note, "testdata/siw/reject_app_v2.pcap"},
+	{"mpa.rejected", warning, "testdata/siw/mpareq_markers.pcap"},
 	{"mpa.data_after_reject", warning, "data-after-reject"},
 	{"mpa.data_after_reject", warning, "data-after-reject-by-initiator"},
 	{"mpa.request_from_responder", warning, "mpa-roles-swapped"},
