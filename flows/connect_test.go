@@ -235,3 +235,50 @@ func TestRejectCauseAsTshark(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkerPtrKeepsFraming: one wrong FPDUPTR, with the CRC recomputed,
+// failing, or off, loses no FPDU and no framing: every FPDU of the truth is
+// decoded at its sequence number, the wrong marker is mpa.marker_ptr_bad,
+// a failing CRC mpa.crc_bad, and there is no mpa.sync_lost.
+func TestMarkerPtrKeepsFraming(t *testing.T) {
+	for _, name := range []string{"marker-ptr-patched", "marker-ptr-patched-crc-bad", "marker-ptr-patched-nocrc"} {
+		tr := triggers[name]
+		var pcap bytes.Buffer
+		res, err := synth.Generate(tr.gen(), &pcap, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.patch(t, pcap.Bytes(), res)
+		want := map[uint32]bool{}
+		for _, r := range res.Records {
+			if f, ok := r.(*synth.TruthFPDU); ok {
+				want[f.Seq] = true
+			}
+		}
+		got := map[uint32]bool{}
+		codes := map[string]int{}
+		for _, r := range testutil.DecodeBytes(t, pcap.Bytes(), flows.Options{}) {
+			switch r.Type {
+			case flows.RecFPDU:
+				got[r.FPDU.Seq] = true
+				for _, f := range r.FPDU.Findings {
+					codes[f.Code]++
+				}
+			case flows.RecFinding:
+				codes[r.Finding.Code]++
+			}
+		}
+		for seq := range want {
+			if !got[seq] {
+				t.Errorf("%s: the FPDU at seq %d is missing", name, seq)
+			}
+		}
+		wantCRC := 0
+		if name == "marker-ptr-patched-crc-bad" {
+			wantCRC = 1
+		}
+		if len(got) != len(want) || codes["mpa.marker_ptr_bad"] != 1 || codes["mpa.crc_bad"] != wantCRC || codes["mpa.sync_lost"] != 0 {
+			t.Errorf("%s: %d FPDUs (truth %d), findings %v", name, len(got), len(want), codes)
+		}
+	}
+}

@@ -764,7 +764,7 @@ func (d *direction) parseFPDU() bool {
 		}
 	}
 	if crc != crcComputedOK && !d.overlapsHole(s, s+uint64(wire)) {
-		if _, plausible := d.plausible(b[:wire], s, d.markers, d.grid); !plausible {
+		if _, plausible := d.plausible(b[:wire], s, d.markers, d.grid); !plausible && !d.ptrSlip(b, s, wire) {
 			d.c.finding(nil, dissect.SeverityWarning, "mpa.sync_lost",
 				"the octets at seq "+strconv.FormatUint(uint64(d.seqOf(s)), 10)+" are not a valid FPDU header; resynchronising",
 				"RFC 5044 §4", d.firstFrame(s))

@@ -108,6 +108,8 @@ var findingCases = []findingCase{
 	// MPA framing.
 	{"mpa.crc_bad", errSev, "testdata/synth/terminate-llp.pcap"},
 	{"mpa.marker_ptr_bad", errSev, "marker-ptr-patched"},
+	{"mpa.marker_ptr_bad", errSev, "marker-ptr-patched-crc-bad"},
+	{"mpa.marker_ptr_bad", errSev, "marker-ptr-patched-nocrc"},
 	{"mpa.pad_nonzero", note, "testdata/siw/basic_ib_read_bw_4096_v2_nocrc.pcap"},
 	{"mpa.grid_at_isn", note, "testdata/synth/marker-split-len.pcap"},
 	{"mpa.markers_unexpected", errSev, "markers-not-negotiated"},
@@ -570,17 +572,23 @@ var triggers = map[string]trigger{
 		// Markers both ways and CRC; the FPDUPTR of the marker inside
 		// the initiator's second FPDU is changed and the CRC recomputed,
 		// so the FPDU still validates.
-		gen: func() synth.Scenario {
-			c := baseConn(40100)
-			c.MPA.Request.M, c.MPA.Reply.M = true, true
-			c.Ops = []synth.Op{
-				{Dir: synth.I2R, Kind: synth.Send, Size: 64},
-				{Dir: synth.I2R, Kind: synth.Send, Size: 800},
-				{Dir: synth.R2I, Kind: synth.Send, Size: 64},
-			}
-			return scenario(c)
-		},
+		gen:   func() synth.Scenario { return markerPtrScenario(true) },
 		patch: patchMarker,
+	},
+	"marker-ptr-patched-crc-bad": {
+		// The same marker changed without the CRC recomputed: the FPDU
+		// fails its CRC too, as after damage on the way.
+		gen: func() synth.Scenario { return markerPtrScenario(true) },
+		patch: func(t *testing.T, pcap []byte, res *synth.Result) {
+			patchMarkerCRC(t, pcap, res, false)
+		},
+	},
+	"marker-ptr-patched-nocrc": {
+		// The same marker changed on a connection without CRC.
+		gen: func() synth.Scenario { return markerPtrScenario(false) },
+		patch: func(t *testing.T, pcap []byte, res *synth.Result) {
+			patchMarkerCRC(t, pcap, res, false)
+		},
 	},
 	"markers-not-negotiated": {
 		// Neither side asks for markers, but the initiator sends them.
@@ -834,10 +842,28 @@ var triggers = map[string]trigger{
 	},
 }
 
+// markerPtrScenario has markers both ways, CRC as crc says, and an
+// initiator's second FPDU long enough to hold a marker inside it.
+func markerPtrScenario(crc bool) synth.Scenario {
+	c := baseConn(40100)
+	c.MPA.Request.M, c.MPA.Reply.M = true, true
+	c.MPA.Request.C, c.MPA.Reply.C = crc, crc
+	c.Ops = []synth.Op{
+		{Dir: synth.I2R, Kind: synth.Send, Size: 64},
+		{Dir: synth.I2R, Kind: synth.Send, Size: 800},
+		{Dir: synth.R2I, Kind: synth.Send, Size: 64},
+	}
+	return scenario(c)
+}
+
 // patchMarker changes the FPDUPTR of the first marker inside (not leading)
 // the initiator's second FPDU and recomputes that FPDU's CRC32c (RFC 5044
 // §4.1, §5.1), so that only the marker is wrong.
-func patchMarker(t *testing.T, pcap []byte, res *synth.Result) {
+func patchMarker(t *testing.T, pcap []byte, res *synth.Result) { patchMarkerCRC(t, pcap, res, true) }
+
+// patchMarkerCRC is patchMarker, recomputing the CRC only with recompute:
+// without, a CRC on fails as it would after damage on the way.
+func patchMarkerCRC(t *testing.T, pcap []byte, res *synth.Result, recompute bool) {
 	t.Helper()
 	n := 0
 	for _, r := range res.Records {
@@ -863,7 +889,9 @@ func patchMarker(t *testing.T, pcap []byte, res *synth.Result) {
 				t.Fatalf("marker at %d of %d overlaps the CRC", at, len(wire))
 			}
 			binary.BigEndian.PutUint16(wire[at+2:], m.FPDUPtr+4)
-			binary.LittleEndian.PutUint32(wire[len(wire)-mpa.CRCLen:], mpa.CRC32C(wire[:len(wire)-mpa.CRCLen]))
+			if recompute {
+				binary.LittleEndian.PutUint32(wire[len(wire)-mpa.CRCLen:], mpa.CRC32C(wire[:len(wire)-mpa.CRCLen]))
+			}
 			return
 		}
 		t.Fatalf("FPDU at seq %d holds no inner marker", f.Seq)

@@ -44,6 +44,42 @@ func (d *direction) plausible(wire []byte, s uint64, mk bool, g markers.Grid) (r
 	return d.plausibleULPDU(plain[2 : 2+ulen])
 }
 
+// ptrSlip reports whether the FPDU of wire octets at the front of b, at
+// stream offset s, which plausible rejected, fails on its marker pointers
+// alone while in sync: its header is plausible with its markers stripped,
+// and another of its markers points back to it, or the next FPDU's control
+// octets are plausible where its length puts them. One damaged or wrong
+// FPDUPTR does not make framing lost (RFC 5044 §5.1: framing continues
+// from the length field); emitFPDU reports it as mpa.marker_ptr_bad, and
+// the CRC, when it fails, as mpa.crc_bad.
+func (d *direction) ptrSlip(b []byte, s uint64, wire int) bool {
+	if !d.markers {
+		return false
+	}
+	dec := d.c.d
+	plain, found := d.grid.Strip(dec.stripBuf[:0], b[:wire], s, dec.stripFound[:0])
+	dec.stripBuf, dec.stripFound = plain[:0], found[:0]
+	good, bad := 0, 0
+	for _, m := range found {
+		if markers.CheckPtr(m, s) {
+			good++
+		} else {
+			bad++
+		}
+	}
+	if bad == 0 || len(plain) < mpa.MinFPDULen {
+		return false
+	}
+	ulen := int(binary.BigEndian.Uint16(plain))
+	if mpa.PlainLen(ulen) != len(plain) || ulen < ddp.TaggedHeaderLen {
+		return false
+	}
+	if _, ok := d.plausibleULPDU(plain[2 : 2+ulen]); !ok {
+		return false
+	}
+	return good > 0 || ctrlPlausible(b[wire:], s+uint64(wire), true, d.grid)
+}
+
 // plausibleULPDU checks the header rules of RFC 5040 §4 and RFC 5041 §4 that
 // hold for every valid segment.
 func (d *direction) plausibleULPDU(ulpdu []byte) (rdmap.Segment, bool) {
