@@ -23,7 +23,7 @@ type msgState struct {
 	rec     *MessageRecord
 	frame   uint64
 	ts      time.Time
-	lastTS  time.Time // when the last segment so far was complete (its last frame)
+	lastTS  time.Time // when the segments so far were complete (the latest of their last frames)
 	gap     uint64    // the frame of the first capture gap after the last segment (0: none)
 	gapCut  bool      // that gap was cut by the snap length
 	nextOff uint64    // expected MO or TO of the next segment
@@ -234,8 +234,13 @@ func (m *messages) add(d *direction, rec *Record, end time.Time) {
 	m.last, m.lastK = s, k
 	s.rec.Segments++
 	s.rec.Length += uint64(fr.PayloadLen)
-	s.rec.LastFrame = last
-	s.lastTS = end
+	// The latest frame of any segment, not the last segment's: a segment
+	// sent again after the last one (lost before the capture point) is
+	// what completed the message at the receiver.
+	s.rec.LastFrame = max(s.rec.LastFrame, last)
+	if end.After(s.lastTS) {
+		s.lastTS = end
+	}
 	s.nextOff = off + uint64(fr.PayloadLen)
 	if seg.DDP.L {
 		m.del(k, s.frame)
