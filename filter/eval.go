@@ -172,17 +172,14 @@ func (t *test) scan(e env, s *scanState) {
 	}
 }
 
-// holds reports whether the record's Terminate is of w's layer and type.
-func (w *termWhen) holds(kvs []format.KV) bool {
+// holds reports whether the record's Terminate is one w applies to.
+func (w termWhen) holds(kvs []format.KV) bool {
 	l, ok := get(kvs, "rdmap.term.layer")
-	if !ok || l.Kind != format.KUint || l.U != uint64(w.layer) {
+	if !ok || l.Kind != format.KUint {
 		return false
 	}
-	if w.etype < 0 {
-		return true
-	}
 	e, ok := get(kvs, "rdmap.term.etype")
-	return ok && e.Kind == format.KUint && e.U == uint64(w.etype)
+	return ok && e.Kind == format.KUint && w(l.U, e.U)
 }
 
 // leaf checks one found value: a list field's elements one by one.

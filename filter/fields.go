@@ -40,29 +40,38 @@ type field struct {
 	clk    clock // a time field's clock (derive dClock)
 	// when, for Wireshark's per-layer Terminate fields, is the Terminate
 	// they apply to (termAliases).
-	when *termWhen
+	when termWhen
 }
 
-// termWhen is the Terminate a per-layer field applies to: its layer and,
-// when etype >= 0, its error type.
-type termWhen struct{ layer, etype int8 }
+// termWhen reports whether a per-layer Terminate field applies to a
+// Terminate of that layer and error type.
+type termWhen func(layer, etype uint64) bool
 
 // termAliases are Wireshark's Terminate fields that exist for one layer
-// (or one DDP error type) only: iwarp_rdma.term_errcode_ddp_tagged is the
+// (or one error type) only: iwarp_rdma.term_errcode_ddp_tagged is the
 // code of a DDP Tagged Buffer Error, and absent from other Terminates.
-// tshark prints them in hex, two digits (tshark -G fields: FT_UINT8,
-// BASE_HEX).
+// The code of the others is iwarp_rdma.term_errcode, as Wireshark's
+// dissector (packet-iwarp-ddp-rdmap.c) and tshark 4.0 give it: an RDMAP
+// Local Catastrophic Error (error type 0) has no term_errcode_rdma, and an
+// LLP error other than an MPA one (type 0) no term_errcode_llp. tshark
+// prints them in hex, two digits (tshark -G fields: FT_UINT8, BASE_HEX).
 var termAliases = [...]struct {
 	name, field string
 	when        termWhen
 }{
-	{"iwarp_rdma.term_etype_rdma", "rdmap.term.etype", termWhen{0, -1}},
-	{"iwarp_rdma.term_etype_ddp", "rdmap.term.etype", termWhen{1, -1}},
-	{"iwarp_rdma.term_etype_llp", "rdmap.term.etype", termWhen{2, -1}},
-	{"iwarp_rdma.term_errcode_rdma", "rdmap.term.code", termWhen{0, -1}},
-	{"iwarp_rdma.term_errcode_ddp_tagged", "rdmap.term.code", termWhen{1, 1}},
-	{"iwarp_rdma.term_errcode_ddp_untagged", "rdmap.term.code", termWhen{1, 2}},
-	{"iwarp_rdma.term_errcode_llp", "rdmap.term.code", termWhen{2, -1}},
+	{"iwarp_rdma.term_layer", "rdmap.term.layer", func(l, e uint64) bool { return true }},
+	{"iwarp_rdma.term_etype_rdma", "rdmap.term.etype", func(l, e uint64) bool { return l == 0 }},
+	{"iwarp_rdma.term_etype_ddp", "rdmap.term.etype", func(l, e uint64) bool { return l == 1 }},
+	{"iwarp_rdma.term_etype_llp", "rdmap.term.etype", func(l, e uint64) bool { return l == 2 }},
+	{"iwarp_rdma.term_etype", "rdmap.term.etype", func(l, e uint64) bool { return l > 2 }},
+	{"iwarp_rdma.term_errcode_rdma", "rdmap.term.code", func(l, e uint64) bool { return l == 0 && e != 0 }},
+	{"iwarp_rdma.term_errcode_ddp_tagged", "rdmap.term.code", func(l, e uint64) bool { return l == 1 && e == 1 }},
+	{"iwarp_rdma.term_errcode_ddp_untagged", "rdmap.term.code", func(l, e uint64) bool { return l == 1 && e == 2 }},
+	{"iwarp_rdma.term_errcode_llp", "rdmap.term.code", func(l, e uint64) bool { return l == 2 && e == 0 }},
+	{"iwarp_rdma.term_errcode", "rdmap.term.code", func(l, e uint64) bool {
+		// Every Terminate the fields above leave out.
+		return l == 0 && e == 0 || l == 1 && e != 1 && e != 2 || l == 2 && e != 0 || l > 2
+	}},
 }
 
 // route is one place a field's values are found. path is looked up in the
@@ -230,8 +239,7 @@ func resolve(name string) (*field, bool) {
 func named(name string) (*field, bool) {
 	for _, a := range termAliases {
 		if a.name == name {
-			w := a.when
-			return &field{name: a.name, typ: fNum, hex: true, bits: 8, routes: []route{{path: a.field}}, when: &w}, true
+			return &field{name: a.name, typ: fNum, hex: true, bits: 8, routes: []route{{path: a.field}}, when: a.when}, true
 		}
 	}
 	if f, ok := dissect.Lookup(name); ok {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -10,7 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
 	"github.com/iwarpkit/iwarpkit/internal/testutil"
+	"github.com/iwarpkit/iwarpkit/synth"
 )
 
 // fieldAliases are Wireshark fields of the DDP/RDMAP header that -T fields
@@ -25,7 +28,8 @@ var fieldAliases = []struct{ name, cmp string }{
 	{"iwarp_ddp.last_flag", ""}, {"iwarp_ddp.tagged_flag", ""}, {"iwarp_ddp.dv", ""}, {"iwarp_rdma.version", ""},
 	{"iwarp_rdma.sinkstag", ""}, {"iwarp_rdma.sinkto", ""}, {"iwarp_rdma.rdmardsz", ""},
 	{"iwarp_rdma.srcstag", ""}, {"iwarp_rdma.srcto", ""}, {"iwarp_rdma.inval_stag", "num"},
-	{"iwarp_mpa.ulpdulength", ""}, {"iwarp_rdma.term_layer", "num"}, {"iwarp_rdma.term_hdrct_m", ""},
+	{"iwarp_mpa.ulpdulength", ""}, {"iwarp_rdma.term_layer", ""}, {"iwarp_rdma.term_hdrct_m", ""},
+	{"iwarp_rdma.term_etype", ""}, {"iwarp_rdma.term_errcode", ""},
 	{"iwarp_rdma.term_etype_rdma", ""}, {"iwarp_rdma.term_etype_ddp", ""}, {"iwarp_rdma.term_etype_llp", ""},
 	{"iwarp_rdma.term_errcode_rdma", ""}, {"iwarp_rdma.term_errcode_ddp_tagged", ""},
 	{"iwarp_rdma.term_errcode_ddp_untagged", ""}, {"iwarp_rdma.term_errcode_llp", ""},
@@ -56,6 +60,7 @@ func TestFieldsAsTshark(t *testing.T) {
 	for _, f := range []string{"mss-span", "rev1-nocrc", "rev2-p2p-read-rtr", "rfc7306", "snaplen", "terminate-siw", "terminate-rdmap", "terminate-ddp", "terminate-llp"} {
 		files = append(files, "../../testdata/synth/"+f+".pcap")
 	}
+	files = append(files, otherTerminates(t)...)
 	targs := []string{"-Y", "iwarp_ddp_rdmap", "-T", "fields", "-e", "frame.number", "-e", "frame.cap_len", "-e", "frame.len"}
 	oargs := []string{"-Y", "fpdu", "-T", "fields", "-E", "occurrence=l", "-e", "frames", "-e", "rdmap.term.siw_layout"}
 	for _, a := range fieldAliases {
@@ -132,6 +137,44 @@ func TestFieldsAsTshark(t *testing.T) {
 		t.Errorf("only %d frames, %d values compared", frames, values)
 	}
 	t.Logf("%d frames of %d captures, %d values as tshark's", frames, len(files), values)
+}
+
+// otherTerminates writes captures of the Terminates whose code tshark puts
+// in iwarp_rdma.term_errcode rather than a per-layer field (an RDMAP Local
+// Catastrophic Error, a DDP error of neither buffer model, an LLP error
+// other than an MPA one, a layer no RFC defines), and one of each per-layer
+// field not in the bundled captures (RDMAP Remote Operation, DDP
+// Untagged). Each is the named terminate-ddp scenario with its Terminate
+// replaced.
+func otherTerminates(t *testing.T) []string {
+	t.Helper()
+	dir := t.TempDir()
+	var files []string
+	for i, tm := range []rdmap.Terminate{
+		{Layer: 0, EType: 0, Code: 0},
+		{Layer: 0, EType: 2, Code: 6},
+		{Layer: 1, EType: 0, Code: 0},
+		{Layer: 1, EType: 2, Code: 1},
+		{Layer: 2, EType: 1, Code: 3},
+		{Layer: 5, EType: 7, Code: 0x42},
+	} {
+		sc, ok := synth.Named("terminate-ddp", 1)
+		if !ok {
+			t.Fatal("no scenario terminate-ddp")
+		}
+		ops := sc.Conns[0].Ops
+		ops[len(ops)-1].Term = tm
+		var b bytes.Buffer
+		if _, err := synth.Generate(sc, &b, nil); err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(dir, "term"+strconv.Itoa(i)+".pcap")
+		if err := os.WriteFile(f, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	return files
 }
 
 // numbers rewrites comma-separated numbers (decimal or 0x hex) in decimal.
