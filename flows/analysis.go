@@ -208,6 +208,7 @@ type dirState struct {
 	termFrame uint64   // frame of a Terminate this direction sent
 	after     bool     // a finding for traffic after the Terminate was made
 	firstFPDU uint64   // frame of the first FPDU
+	crcBad    uint64   // frame of the last FPDU this direction sent whose CRC failed
 }
 
 func (s *dirState) remember(h *ddp.Header, segLen uint16, frame uint64) {
@@ -276,6 +277,14 @@ func (c *conn) analyzeFPDU(d *direction, rec *Record) {
 				c.finding(rec, dissect.SeverityNote, "rdmap.term_segment",
 					"the terminated segment is the one in frame "+strconv.FormatUint(f, 10), "RFC 5040 §4.8", rec.Frame, f)
 			}
+		}
+		if t := &seg.Term; t.Layer == uint8(rdmap.LayerLLP) && t.EType == 0 && t.Code == 0x02 && other.crcBad != 0 {
+			// "MPA CRC error" (RFC 5044 §8) names no segment: the last
+			// FPDU from the other side whose CRC failed is the likely one.
+			fr.TermFrame = other.crcBad
+			c.finding(rec, dissect.SeverityNote, "rdmap.term_segment",
+				"the FPDU whose CRC failed is likely the one in frame "+strconv.FormatUint(other.crcBad, 10)+
+					", the last from "+c.endpoint(1-d.side).String()+" with a bad CRC (RFC 5044 §8)", "RFC 5040 §4.8", rec.Frame, other.crcBad)
 		}
 		if seg.Term.Layer == uint8(rdmap.LayerLLP) {
 			switch seg.Term.Code {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/iwarpkit/iwarpkit/capture"
+	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
 	"github.com/iwarpkit/iwarpkit/flows"
 	"github.com/iwarpkit/iwarpkit/internal/testutil"
 	"github.com/iwarpkit/iwarpkit/synth"
@@ -280,5 +282,44 @@ func TestMarkerPtrKeepsFraming(t *testing.T) {
 		if len(got) != len(want) || codes["mpa.marker_ptr_bad"] != 1 || codes["mpa.crc_bad"] != wantCRC || codes["mpa.sync_lost"] != 0 {
 			t.Errorf("%s: %d FPDUs (truth %d), findings %v", name, len(got), len(want), codes)
 		}
+	}
+}
+
+// TestCRCTerminateLinked: the LLP "MPA CRC error" Terminate of the
+// generated terminate-llp capture names no segment; rdmap.term_segment
+// links it to the FPDU whose CRC the generator corrupted (its truth file's
+// crc_status "bad").
+func TestCRCTerminateLinked(t *testing.T) {
+	truth, err := os.ReadFile("../testdata/synth/terminate-llp.truth.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bad uint64
+	for _, l := range strings.Split(string(truth), "\n") {
+		var r struct {
+			Type  string `json:"type"`
+			Frame uint64 `json:"frame"`
+			MPA   struct {
+				CRCStatus string `json:"crc_status"`
+			} `json:"mpa"`
+		}
+		if json.Unmarshal([]byte(l), &r) == nil && r.Type == "fpdu" && r.MPA.CRCStatus == "bad" {
+			bad = r.Frame
+		}
+	}
+	if bad == 0 {
+		t.Fatal("the truth has no FPDU with a bad CRC")
+	}
+	n := 0
+	for _, r := range testutil.Decode(t, "../testdata/synth/terminate-llp.pcap", flows.Options{}) {
+		if r.Type == flows.RecFPDU && r.FPDU.SegOK && r.FPDU.Seg.Opcode == rdmap.OpTerminate {
+			n++
+			if r.FPDU.TermFrame != bad {
+				t.Errorf("the Terminate of frame %d is linked to frame %d, the corrupted FPDU is in frame %d", r.Frame, r.FPDU.TermFrame, bad)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d Terminates", n)
 	}
 }

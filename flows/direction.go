@@ -900,6 +900,7 @@ func (d *direction) emitFPDU(s uint64, have []byte, wire, ulen int, crc crcState
 		default:
 			fr.CRCStatus = CRCBad
 			c.crcErrors++
+			d.an.crcBad = rec.Frame
 			c.finding(rec, dissect.SeverityError, "mpa.crc_bad",
 				"CRC32c mismatch: the CRC field is "+hex32(bits.ReverseBytes32(fr.CRC))+", the FPDU's octets give "+
 					hex32(bits.ReverseBytes32(mpa.CRC32C(have[:wire-mpa.CRCLen])))+" (as sent on the wire, first octet first)", "RFC 5044 §4.1", rec.Frame)
