@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/iwarpkit/iwarpkit/dissect"
 	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
 	"github.com/iwarpkit/iwarpkit/flows"
+	"github.com/iwarpkit/iwarpkit/internal/testutil"
 )
 
 // byID returns the element with the given id, or nil.
@@ -354,5 +356,44 @@ func checkScreenshot(t *testing.T, img image.Image) {
 	t.Logf("%d dark, %d blue, %d orange pixels", dark, blue, orange)
 	if dark < 2000 || blue < 100 || orange < 100 {
 		t.Errorf("screenshot looks empty: %d dark, %d blue, %d orange pixels", dark, blue, orange)
+	}
+}
+
+// TestHTMLTCPColumns: the connection table's last five cells are the conn
+// record's TCP health (flows.TCPHealth), as -z conn prints them: a
+// generated capture with retransmissions and one cut by the snap length.
+func TestHTMLTCPColumns(t *testing.T) {
+	for _, f := range []string{"../testdata/synth/retransmit-conflict.pcap", "../testdata/synth/snaplen.pcap"} {
+		c := NewCollector()
+		want := map[string][]string{}
+		for _, r := range testutil.Decode(t, f, flows.Options{}) {
+			c.Add(r)
+			if r.Type == flows.RecConn {
+				h := r.Summary.TCP
+				want[strconv.Itoa(r.Conn)] = []string{strconv.Itoa(h.Retransmissions), strconv.Itoa(h.ZeroWindows),
+					strconv.Itoa(h.Stalls), strconv.FormatFloat(h.Stalled.Seconds(), 'f', 6, 64), strconv.Itoa(h.Cut)}
+			}
+		}
+		_, doc := renderHTML(t, c, f)
+		rows := elements(byID(doc, "conn-table"), "tr")
+		if len(rows) != 1+len(want) {
+			t.Fatalf("%s: %d rows for %d conn records", f, len(rows), len(want))
+		}
+		nonzero := false
+		for _, tr := range rows[1:] {
+			td := elements(tr, "td")
+			var got []string
+			for _, c := range td[len(td)-5:] {
+				got = append(got, strings.TrimSpace(textOf(c)))
+			}
+			w := want[strings.TrimSpace(textOf(td[0]))]
+			if strings.Join(got, " ") != strings.Join(w, " ") {
+				t.Errorf("%s conn %s: TCP cells %v, conn record %v", f, textOf(td[0]), got, w)
+			}
+			nonzero = nonzero || got[0] != "0" || got[4] != "0"
+		}
+		if !nonzero {
+			t.Errorf("%s: no retransmission or cut segment to show", f)
+		}
 	}
 }

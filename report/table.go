@@ -160,6 +160,17 @@ type connRow struct {
 	HasTCP bool
 }
 
+// TCPCells are the row's TCP columns (-z conn, HTML): retransmissions,
+// zero windows, stalls, their time in seconds and segments the snap length
+// cut; "-" each without a conn record, and for a connection not over TCP.
+func (r connRow) TCPCells() [5]string {
+	if !r.HasTCP {
+		return [5]string{"-", "-", "-", "-", "-"}
+	}
+	h := &r.TCP
+	return [5]string{itoa(h.Retransmissions), itoa(h.ZeroWindows), itoa(h.Stalls), seconds(h.Stalled), itoa(h.Cut)}
+}
+
 // label names the connection in tables: its id, or "other".
 func (cs *connStats) label() string {
 	if cs.other {
@@ -289,13 +300,10 @@ func (c *Collector) WriteConn(w io.Writer) error {
 	t.each = func(row func(...string)) {
 		c.eachConn(func(cs *connStats) {
 			r := cs.row()
-			retrans, zeroWin, stalls, stalled, cut := "-", "-", "-", "-", "-"
-			if h := &r.TCP; r.HasTCP {
-				retrans, zeroWin, stalls, stalled, cut = itoa(h.Retransmissions), itoa(h.ZeroWindows), itoa(h.Stalls), seconds(h.Stalled), itoa(h.Cut)
-			}
+			tcp := r.TCPCells()
 			row(r.Label, r.Initiator, r.Responder, r.State, r.Rev, r.CRC, r.Markers, r.IRDORD,
 				itoa(r.FPDUs), itoa(r.Messages), utoa(r.Octets), itoa(r.CRCErrors), itoa(r.Findings),
-				retrans, zeroWin, stalls, stalled, cut)
+				tcp[0], tcp[1], tcp[2], tcp[3], tcp[4])
 		})
 	}
 	return t.write(w)
