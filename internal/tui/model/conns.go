@@ -10,7 +10,8 @@ import (
 
 // ConnColumns are the columns of the connection table, as iwarpdump -z
 // conn prints them.
-var ConnColumns = [...]string{"ID", "Initiator", "Responder", "State", "Rev", "CRC", "Markers i2r/r2i", "IRD/ORD", "FPDUs", "Messages", "Octets", "CRC errors", "Findings"}
+var ConnColumns = [...]string{"ID", "Initiator", "Responder", "State", "Rev", "CRC", "Markers i2r/r2i", "IRD/ORD", "FPDUs", "Messages", "Octets", "CRC errors", "Findings",
+	"Retrans", "ZeroWin", "Stalls", "Stalled s", "Cut"}
 
 // ConnRow returns the cells of connection c: from its summary once the
 // decoder closed it, from what the index counted while it is open ("-"
@@ -24,7 +25,7 @@ func ConnRow(c ConnInfo) []string {
 	}
 	row := []string{strconv.Itoa(c.ID), "-", "-", "open", "-", "-", "-", "-",
 		strconv.Itoa(c.FPDUs), strconv.Itoa(c.Messages), strconv.FormatUint(c.Octets, 10),
-		strconv.Itoa(c.CRCErrors), strconv.Itoa(c.Findings)}
+		strconv.Itoa(c.CRCErrors), strconv.Itoa(c.Findings), "-", "-", "-", "-", "-"}
 	if s := c.Summary; s != nil {
 		row[3] = s.State
 		if s.InitiatorKnown {
@@ -44,6 +45,10 @@ func ConnRow(c ConnInfo) []string {
 		}
 		row[8], row[9] = strconv.Itoa(s.FPDUs), strconv.Itoa(s.Messages)
 		row[10], row[11], row[12] = strconv.FormatUint(s.Octets, 10), strconv.Itoa(s.CRCErrors), strconv.Itoa(s.Findings)
+		// How its TCP fared (flows.TCPHealth), as -z conn prints it.
+		h := &s.TCP
+		row[13], row[14], row[15] = strconv.Itoa(h.Retransmissions), strconv.Itoa(h.ZeroWindows), strconv.Itoa(h.Stalls)
+		row[16], row[17] = strconv.FormatFloat(h.Stalled.Seconds(), 'f', 6, 64), strconv.Itoa(h.Cut)
 		return row
 	}
 	if c.A.IsValid() {
