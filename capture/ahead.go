@@ -63,7 +63,10 @@ func newAheadPeeker(src io.Reader, size int) *aheadPeeker {
 }
 
 // fill is the reading goroutine: it fills free blocks until an error (io.EOF
-// at the end) or close.
+// at the end) or close. A block is handed over full, which only a regular
+// file's reads never wait for: a pipe's records would wait for the octets
+// after them (tcpdump -U -w - | iwarpdump -l -r -), so open reads no other
+// file ahead (TestStream).
 func (a *aheadPeeker) fill(src io.Reader) {
 	defer close(a.done)
 	for {

@@ -76,7 +76,8 @@ type Chunk struct {
 }
 
 // ErrNotChunked: the file is not an uncompressed pcap or pcapng file, or
-// its header is damaged (a Source reports how).
+// not a regular file (a pipe, a device), or its header is damaged (a
+// Source reports how).
 var ErrNotChunked = errors.New("capture: not an uncompressed pcap or pcapng file")
 
 // ChunkSize is the size of the chunks ChunkReader.Next fills: room for at
@@ -84,11 +85,18 @@ var ErrNotChunked = errors.New("capture: not an uncompressed pcap or pcapng file
 const ChunkSize = 1 << 20
 
 // OpenChunks opens the pcap or pcapng file at path. limit > 0 stops after
-// that many frames (iwarpdump -c).
+// that many frames (iwarpdump -c). A path that is not a regular file (a
+// pipe or a device: /dev/stdin, a process substitution's /dev/fd/63) gives
+// ErrNotChunked before a read: the caller's Source over the same stream (as
+// iwarpdump -j N opens one first) would otherwise lose the octets read here.
 func OpenChunks(path string, limit uint64) (*ChunkReader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, ErrNotChunked
 	}
 	c := &ChunkReader{name: path, f: f, r: f, limit: limit}
 	if _, err := io.ReadFull(c.r, c.hdr[:4]); err == nil && binary.BigEndian.Uint32(c.hdr[:4]) == magicPcapngSHB {
