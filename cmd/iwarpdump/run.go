@@ -459,6 +459,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		dec = d
 	}
+	if live.lineBuf && !live.active() && workers == 1 {
+		// -l with files: what the packets read so far made is written
+		// before a read that may wait (a pipe, -r -), as tcpdump -l
+		// writes each packet's line. (A live source flushes itself,
+		// SetFlush; the workers of -j N write from their merge, in
+		// rounds.) Outside the loop below, whose call sites
+		// default.pgo knows by line.
+		src = flushingSource{src, w.Flush}
+	}
 	var n uint64
 	// The last packet read: the end of the capture, for the connections
 	// still stalled then (tcp.stall), though --shard or -c kept later
@@ -636,12 +645,19 @@ var testPacketHook func(n uint64)
 
 // firstPacketTime returns the time of the first packet of the -r files
 // merged in time order (the earliest of their first packets), for -t r;
-// zero when none has a packet, or one is standard input.
+// zero when none has a packet, or one is standard input or another file
+// that is not a regular one (-r /dev/stdin, -r <(tcpdump -w -)): reading
+// ahead from a pipe would take its octets from the decode.
 func firstPacketTime(args []string) time.Time {
 	var first time.Time
 	files, err := expandInputs(args)
 	if err != nil || slices.Contains(files, "-") {
 		return first
+	}
+	for _, f := range files {
+		if fi, err := os.Stat(f); err != nil || !fi.Mode().IsRegular() {
+			return first
+		}
 	}
 	for _, f := range files {
 		src, err := capture.Open(f)
@@ -735,6 +751,18 @@ type packetSource interface {
 	NextInto(p *capture.Packet) error
 	Next() (capture.Packet, error)
 	Close() error
+}
+
+// flushingSource is a packetSource that flushes the output before each
+// read (-l on files).
+type flushingSource struct {
+	packetSource
+	flush func() error
+}
+
+func (s flushingSource) NextInto(p *capture.Packet) error {
+	_ = s.flush()
+	return s.packetSource.NextInto(p)
 }
 
 // reportDamage says on stderr that the input ended with err after n
