@@ -84,7 +84,9 @@ func junitTime(t time.Time) string {
 //   - one testsuite per connection, in id order, named "conn ID INITIATOR >
 //     RESPONDER", with package name, id the connection id, timestamp the
 //     connection's first record, time its duration in the capture, and the
-//     connection table's values as properties;
+//     connection table's values as properties (with a conn record over
+//     TCP, its TCP health under its JSON Lines keys: retransmissions,
+//     zero_windows, stalls, stalled_ns, cut_segments);
 //   - one testcase per check family (the code prefix before the first dot):
 //     always tcp, mpa, ddp and rdmap, plus any other family with findings on
 //     the connection; classname is "NAME.connID";
@@ -200,6 +202,15 @@ func (c *Collector) junitSuite(cs *connStats, name string, all *span, kept []*ke
 		{"mpa.rev", row.Rev}, {"mpa.crc", row.CRC}, {"mpa.markers_i2r_r2i", row.Markers},
 		{"mpa.ird_ord", row.IRDORD}, {"fpdus", itoa(row.FPDUs)}, {"messages", itoa(row.Messages)},
 		{"octets", utoa(row.Octets)}, {"crc_errors", itoa(row.CRCErrors)}, {"findings", itoa(row.Findings)},
+	}
+	if row.HasTCP {
+		// The TCP health of the conn record, under its JSON Lines keys:
+		// a stalled or retransmitting connection can pass every check
+		// family and still be why a CI job ran slow.
+		h := &row.TCP
+		s.Properties = append(s.Properties, junitProperty{"retransmissions", itoa(h.Retransmissions)},
+			junitProperty{"zero_windows", itoa(h.ZeroWindows)}, junitProperty{"stalls", itoa(h.Stalls)},
+			junitProperty{"stalled_ns", strconv.FormatInt(int64(h.Stalled), 10)}, junitProperty{"cut_segments", itoa(h.Cut)})
 	}
 	var notes strings.Builder
 	for _, k := range kept {

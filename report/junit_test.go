@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/xml"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/iwarpkit/iwarpkit/dissect"
 	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
 	"github.com/iwarpkit/iwarpkit/flows"
+	"github.com/iwarpkit/iwarpkit/internal/testutil"
 )
 
 // xmlNode is a generic XML element for structural checks.
@@ -230,5 +232,69 @@ func TestJUnitHostileText(t *testing.T) {
 	}
 	if out := s.children("system-out")[0].Text; !strings.Contains(out, "note ]]> text") {
 		t.Errorf("system-out %q", out)
+	}
+}
+
+// TestJUnitTCPHealth: a connection's suite carries the TCP health of its
+// conn record under the JSON Lines keys, and a CM exchange's or SCTP
+// association's carries none. The retransmissions of the synth capture are
+// also those tshark flags (tcp.analysis.retransmission).
+func TestJUnitTCPHealth(t *testing.T) {
+	keys := []string{"retransmissions", "zero_windows", "stalls", "stalled_ns", "cut_segments"}
+	for _, file := range []string{"synth/retransmit-conflict.pcap", "synth/snaplen.pcap",
+		"siw/basic_ib_read_bw_4096_v2_nocrc.pcap", "synthext/roce-cm-v4.pcap", "synthext/sctp-ddp.pcap"} {
+		t.Run(file, func(t *testing.T) {
+			path := filepath.Join("..", "testdata", file)
+			recs := testutil.Decode(t, path, flows.Options{})
+			c := NewCollector()
+			want := map[int][]string{} // conn id -> values of keys
+			for _, r := range recs {
+				c.Add(r)
+				if r.Type == flows.RecConn && r.Summary != nil {
+					h := r.Summary.TCP
+					want[r.Conn] = []string{strconv.Itoa(h.Retransmissions), strconv.Itoa(h.ZeroWindows),
+						strconv.Itoa(h.Stalls), strconv.FormatInt(int64(h.Stalled), 10), strconv.Itoa(h.Cut)}
+				}
+			}
+			var b bytes.Buffer
+			if err := c.WriteJUnit(&b, "iwarpdump"); err != nil {
+				t.Fatal(err)
+			}
+			root := checkJUnit(t, b.Bytes())
+			retrans := 0
+			for _, s := range root.Nodes {
+				idAttr, _ := s.attr("id")
+				id, _ := strconv.Atoi(idAttr)
+				props := map[string]string{}
+				for _, p := range s.children("properties")[0].Nodes {
+					name, _ := p.attr("name")
+					props[name], _ = p.attr("value")
+				}
+				w, ok := want[id]
+				for i, k := range keys {
+					got, has := props[k]
+					switch {
+					case !ok && has:
+						t.Errorf("conn %d (no TCP conn record): property %s=%q", id, k, got)
+					case ok && got != w[i]:
+						t.Errorf("conn %d: property %s=%q, the conn record has %s", id, k, got, w[i])
+					}
+				}
+				if ok {
+					n, _ := strconv.Atoi(props["retransmissions"])
+					retrans += n
+				}
+			}
+			if len(want) == 0 && strings.Contains(b.String(), `name="retransmissions"`) {
+				t.Errorf("TCP properties without a TCP connection")
+			}
+			if file == "synth/retransmit-conflict.pcap" {
+				flagged := testutil.TsharkColumn(t, []string{"-n", "-r", path, "-Y", "tcp.analysis.retransmission",
+					"-T", "fields", "-e", "frame.number", "-e", "tcp.stream"})
+				if retrans != len(flagged) || retrans == 0 {
+					t.Errorf("retransmissions %d, tshark flags %d frames (%v)", retrans, len(flagged), flagged)
+				}
+			}
+		})
 	}
 }
