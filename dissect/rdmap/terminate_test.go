@@ -2,6 +2,7 @@ package rdmap
 
 import (
 	"bytes"
+	"reflect"
 	"testing"
 
 	"github.com/iwarpkit/iwarpkit/dissect"
@@ -349,4 +350,57 @@ func TestDecodeCutInto(t *testing.T) {
 	if err := DecodeCutInto(&s, rr[:30], len(rr)); err != dissect.ErrTruncated {
 		t.Errorf("cut Read Request: %v", err)
 	}
+}
+
+// FuzzDecodeCut: DecodeTerminateCut and DecodeCutInto on any octets and
+// any wire length never panic, never claim more octets than they were
+// given or than the wire held, agree with the whole decode when nothing
+// was cut, and, when they decode a Terminate the capture cut, keep the
+// control word the cut octets hold.
+func FuzzDecodeCut(f *testing.F) {
+	for _, p := range []string{capTermBadWrite, capTermSendInv, capTermTooLong, capReadReq, capWrite} {
+		u := ulpduOf(f, p)
+		for _, cut := range []int{0, 18, 22, 24, 30, len(u) - 1, len(u)} {
+			f.Add(u[:max(0, min(cut, len(u)))], len(u))
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte, wire int) {
+		wire %= 1 << 16
+		tr, n, err := DecodeTerminateCut(b, wire)
+		switch {
+		case err != nil:
+			if tr != (Terminate{}) || n != 0 {
+				t.Fatalf("DecodeTerminateCut: error %v with %+v, %d", err, tr, n)
+			}
+		case n > len(b) || n > max(wire, 0) && len(b) >= wire:
+			t.Fatalf("DecodeTerminateCut(%d octets, wire %d) took %d", len(b), wire, n)
+		case len(b) >= wire:
+			whole, wn, werr := DecodeTerminate(b[:max(wire, 0)])
+			if whole != tr || wn != n || werr != nil {
+				t.Fatalf("uncut: %+v %d, DecodeTerminate %+v %d %v", tr, n, whole, wn, werr)
+			}
+		case !tr.Cut && n != tr.Len():
+			t.Fatalf("whole header of %d octets, Len %d", n, tr.Len())
+		}
+		var s Segment
+		err = DecodeCutInto(&s, b, wire)
+		if len(b) >= wire || err != nil {
+			var whole Segment
+			werr := DecodeInto(&whole, b)
+			if len(b) >= wire && (werr != err || !reflect.DeepEqual(whole, s)) {
+				t.Fatalf("uncut: %+v %v, DecodeInto %+v %v", s, err, whole, werr)
+			}
+			return
+		}
+		if s.Opcode == OpTerminate && s.Term.Cut && (s.HdrLen != wire || s.Payload != nil) {
+			t.Fatalf("cut Terminate: HdrLen %d (wire %d), payload %d octets", s.HdrLen, wire, len(s.Payload))
+		}
+		if s.HdrLen+len(s.Payload) > len(b) && !(s.Opcode == OpTerminate && s.Term.Cut) {
+			t.Fatalf("HdrLen %d + payload %d > %d octets", s.HdrLen, len(s.Payload), len(b))
+		}
+		_ = s.Check(nil)
+		if s.Opcode == OpTerminate {
+			_ = s.Term.Explain()
+		}
+	})
 }
