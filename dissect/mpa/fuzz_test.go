@@ -28,6 +28,20 @@ func FuzzDecodeFrame(f *testing.F) {
 	seedCaptures(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fr, n, err := DecodeFrame(b)
+		// FrameLen reads the length from the header alone: the same from
+		// every cut that keeps the header, and the decoded frame's.
+		fl, flOK := FrameLen(b)
+		if flOK && (fl < HeaderLen || len(b) < HeaderLen) {
+			t.Fatalf("FrameLen %d of %d octets", fl, len(b))
+		}
+		if flOK {
+			if fl2, ok2 := FrameLen(b[:HeaderLen]); !ok2 || fl2 != fl {
+				t.Fatalf("FrameLen of the header alone %d %v, of %d octets %d", fl2, ok2, len(b), fl)
+			}
+		}
+		if err == nil && (!flOK || fl != n) {
+			t.Fatalf("FrameLen %d %v, DecodeFrame took %d", fl, flOK, n)
+		}
 		if err != nil {
 			if n != 0 || !reflect.DeepEqual(fr, Frame{}) {
 				t.Fatalf("error %v with a non-zero result", err)
