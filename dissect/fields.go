@@ -117,6 +117,7 @@ var fields = [...]Field{
 	{Name: "rdmap.read.size", Aliases: []string{"iwarp_rdma.rdmardsz"}, Type: TypeUint, Desc: "RDMA Read message size", Ref: "RFC 5040 §4.4"},
 	{Name: "rdmap.read.src_stag", Aliases: []string{"iwarp_rdma.srcstag"}, Type: TypeHex, Bits: 32, Desc: "Data Source STag", Ref: "RFC 5040 §4.4"},
 	{Name: "rdmap.read.src_to", Aliases: []string{"iwarp_rdma.srcto"}, Type: TypeHex, Bits: 64, Desc: "Data Source tagged offset", Ref: "RFC 5040 §4.4"},
+	{Name: "rdmap.read.captured", Type: TypeUint, Desc: "octets of the header captured, when the capture cut it (snap length); the fields past them are absent", Ref: "RFC 5040 §4.4"},
 	{Name: "rdmap.immediate", Type: TypeHex, Bits: 64, Desc: "immediate data (8 octets)", Ref: "RFC 7306 §5.1"},
 	{Name: "rdmap.atomic", Type: TypeObject, Desc: "atomic request or response header", Ref: "RFC 7306 §6"},
 	{Name: "rdmap.atomic.op", Aliases: []string{"iwarp_rdma.atomic.opcode"}, Type: TypeUint, Desc: "atomic operation: 0 FetchAdd, 1 Swap, 2 CmpSwap (request)", Ref: "RFC 7306 §6.1"},

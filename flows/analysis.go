@@ -333,6 +333,9 @@ func (c *conn) checkFirstFPDU(d *direction, rec *Record) {
 	case rdmap.OpWrite:
 		typ = mpa.RTRWrite
 	case rdmap.OpReadRequest:
+		if _, _, size, _, _ := rdmap.ReadRequestKnown(seg.HdrCut); !size {
+			return // the capture cut the request before its size
+		}
 		typ = mpa.RTRRead
 		zero = seg.Read.Size == 0
 		if zero {
@@ -435,7 +438,7 @@ func (c *conn) analyzeMessage(d *direction, r *Record, pr *pendingRead) {
 			}
 		}
 	case rdmap.OpReadResponse:
-		if pr != nil && uint64(pr.size) != m.Length {
+		if pr != nil && !pr.noSize && uint64(pr.size) != m.Length {
 			c.finding(nil, dissect.SeverityError, "rdmap.read_size_mismatch",
 				"the Read Response carries "+strconv.FormatUint(m.Length, 10)+" octets, the Read Request of frame "+
 					strconv.FormatUint(pr.frame, 10)+" asked for "+strconv.FormatUint(uint64(pr.size), 10), "RFC 5040 §5.2.1", m.FirstFrame, pr.frame)

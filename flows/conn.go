@@ -532,8 +532,17 @@ func (c *conn) unanswered() {
 	}
 	c.finding(nil, sev, "rdmap.read_unanswered",
 		n+" never answered "+end+": the first, frame "+strconv.FormatUint(first.frame, 10)+" from "+
-			c.endpoint(first.requester).String()+", asked for "+strconv.FormatUint(uint64(first.size), 10)+
-			" octets into sink STag 0x"+strconv.FormatUint(uint64(first.sinkSTag), 16), "RFC 5040 §5.2.1", c.lastFrame, first.frame)
+			c.endpoint(first.requester).String()+", "+askedFor(first)+" into sink STag 0x"+strconv.FormatUint(uint64(first.sinkSTag), 16),
+		"RFC 5040 §5.2.1", c.lastFrame, first.frame)
+}
+
+// askedFor says how many octets a Read Request asked for, if the capture
+// has its size.
+func askedFor(p pendingRead) string {
+	if p.noSize {
+		return "asked for an unknown size (the capture cut its header)"
+	}
+	return "asked for " + strconv.FormatUint(uint64(p.size), 10) + " octets"
 }
 
 // finSide is the side that sent a FIN (the first side if both did).

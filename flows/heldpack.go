@@ -90,7 +90,7 @@ func canHold(r *Record) bool {
 		return false
 	}
 	f := r.FPDU
-	if f.SegErr != nil || f.Findings != nil || f.Seg.Payload != nil || len(f.Preview) > PreviewLen ||
+	if f.SegErr != nil || f.Findings != nil || f.Seg.Payload != nil || len(f.Preview) > PreviewLen || f.Seg.HdrCut != 0 ||
 		f.Seg.Term != (rdmap.Terminate{}) || f.Seg.AtomicReq != (rdmap.AtomicRequest{}) || f.Seg.AtomicResp != (rdmap.AtomicResponse{}) {
 		return false
 	}

@@ -59,7 +59,7 @@ func heldRecord(rng *rand.Rand) *fpduBox {
 	}
 	addrs := []netip.AddrPort{{}, netip.MustParseAddrPort("10.0.0.1:4791"), netip.MustParseAddrPort("[2001:db8::7]:65535")}
 	r.Src, r.Dst = addrs[rng.IntN(3)], addrs[rng.IntN(3)]
-	f.Seg.Term, f.Seg.AtomicReq, f.Seg.AtomicResp = rdmap.Terminate{}, rdmap.AtomicRequest{}, rdmap.AtomicResponse{}
+	f.Seg.Term, f.Seg.AtomicReq, f.Seg.AtomicResp, f.Seg.HdrCut = rdmap.Terminate{}, rdmap.AtomicRequest{}, rdmap.AtomicResponse{}, 0
 	switch rng.IntN(3) {
 	case 1:
 		f.Frames = b.frames[:0]
@@ -116,6 +116,7 @@ func TestHeldRoundTrip(t *testing.T) {
 		"terminate":      func(b *fpduBox) { b.f.Seg.Term.Code = 1 },
 		"atomic request": func(b *fpduBox) { b.f.Seg.AtomicReq.ReqID = 1 },
 		"atomic reply":   func(b *fpduBox) { b.f.Seg.AtomicResp.ReqID = 1 },
+		"header cut":     func(b *fpduBox) { b.f.Seg.HdrCut = 4 },
 		"findings":       func(b *fpduBox) { b.f.Findings = []dissect.Finding{{Code: "x"}} },
 		"segment error":  func(b *fpduBox) { b.f.SegErr = dissect.ErrTruncated },
 		"payload":        func(b *fpduBox) { b.f.Seg.Payload = []byte{1} },

@@ -83,6 +83,7 @@ type pendingRead struct {
 	requester side
 	sinkSTag  uint32
 	size      uint32
+	noSize    bool // the capture cut the request's header before its size (rdmap.Segment.HdrCut)
 	frame     uint64
 	ts        time.Time
 }
@@ -260,7 +261,9 @@ func (m *messages) complete(d *direction, s *msgState, seg *rdmap.Segment) {
 	switch s.rec.Opcode {
 	case rdmap.OpReadRequest:
 		if !c.reads.answeredEarly(d.side, seg.Read.SinkSTag, s.frame) {
-			c.reads.push(pendingRead{requester: d.side, sinkSTag: seg.Read.SinkSTag, size: seg.Read.Size, frame: s.frame, ts: s.ts})
+			_, _, size, _, _ := rdmap.ReadRequestKnown(seg.HdrCut)
+			c.reads.push(pendingRead{requester: d.side, sinkSTag: seg.Read.SinkSTag, size: seg.Read.Size, noSize: !size,
+				frame: s.frame, ts: s.ts})
 		}
 	case rdmap.OpReadResponse:
 		for i, pr := range c.reads.live() {

@@ -80,6 +80,7 @@ func TestSnaplenCut(t *testing.T) {
 				cut := snapCut(t, orig, snap)
 				got := testutil.DecodeBytes(t, cut, flows.Options{})
 				checkSnapCut(t, full, got, cutSegments(t, cut), payload >= 20)
+				checkSnapReads(t, full, got, payload)
 			})
 		}
 	}
@@ -194,6 +195,83 @@ func checkSnapCut(t *testing.T, full, got []*flows.Record, cutSegs map[[2]string
 	}
 }
 
+// checkSnapReads checks the RDMA Read Requests of a capture cut to keep
+// payload octets of each segment against the whole capture's decode (siw
+// sends each Read Request at the start of a segment): from the Data Sink
+// STag on (MPA 2 + DDP 18 + 4 octets), every one is decoded, with the
+// fields its captured octets hold whole equal to the whole decode's, and
+// the Read Responses are matched to the same requests with the same
+// latency.
+func checkSnapReads(t *testing.T, full, got []*flows.Record, payload int) {
+	t.Helper()
+	have := payload - 20 // octets of the Read Request header captured
+	reqs := map[uint64]*flows.FPDURecord{}
+	resps := map[uint64]*flows.MessageRecord{}
+	for _, r := range got {
+		switch {
+		case r.Type == flows.RecFPDU && r.FPDU.SegOK && r.FPDU.Seg.Opcode == rdmap.OpReadRequest:
+			reqs[r.Frame] = r.FPDU
+		case r.Type == flows.RecMessage && r.Message.Opcode == rdmap.OpReadResponse:
+			resps[r.Frame] = r.Message
+		}
+	}
+	n := 0
+	for _, r := range full {
+		switch {
+		case r.Type == flows.RecFPDU && r.FPDU.SegOK && r.FPDU.Seg.Opcode == rdmap.OpReadRequest:
+			g := reqs[r.Frame]
+			if have < 4 {
+				if g != nil {
+					t.Errorf("frame %d: Read Request decoded from %d octets of its header", r.Frame, have)
+				}
+				continue
+			}
+			n++
+			w := r.FPDU.Seg
+			if g == nil {
+				t.Errorf("frame %d: Read Request %+v not decoded from %d octets of its header", r.Frame, w.Read, have)
+				continue
+			}
+			wantCut := have
+			if have >= rdmap.ReadRequestLen {
+				wantCut = 0
+			}
+			want := rdmap.ReadRequest{}
+			sinkSTag, sinkTO, size, srcSTag, srcTO := rdmap.ReadRequestKnown(wantCut)
+			if sinkSTag {
+				want.SinkSTag = w.Read.SinkSTag
+			}
+			if sinkTO {
+				want.SinkTO = w.Read.SinkTO
+			}
+			if size {
+				want.Size = w.Read.Size
+			}
+			if srcSTag {
+				want.SrcSTag = w.Read.SrcSTag
+			}
+			if srcTO {
+				want.SrcTO = w.Read.SrcTO
+			}
+			if g.Seg.Read != want || g.Seg.HdrCut != wantCut || g.Seg.DDP != w.DDP {
+				t.Errorf("frame %d: Read Request %+v (HdrCut %d), want %+v (%d)", r.Frame, g.Seg.Read, g.Seg.HdrCut, want, wantCut)
+			}
+		case r.Type == flows.RecMessage && r.Message.Opcode == rdmap.OpReadResponse && r.Message.RequestFrame != 0 && have >= 4:
+			g := resps[r.Frame]
+			if g == nil {
+				continue // its segments' headers may be what the capture cut
+			}
+			if g.RequestFrame != r.Message.RequestFrame || g.Latency != r.Message.Latency {
+				t.Errorf("frame %d: Read Response of the request of frame %d (latency %v), want %d (%v)",
+					r.Frame, g.RequestFrame, g.Latency, r.Message.RequestFrame, r.Message.Latency)
+			}
+		}
+	}
+	if n > 0 {
+		t.Logf("%d Read Requests from %d octets of their header", n, have)
+	}
+}
+
 // TestSnaplenMPAAsTshark compares the MPA Request and Reply fields of the
 // cut captures with tshark's decode of the same files (tshark decodes the
 // header of a cut frame too).
@@ -233,5 +311,47 @@ func TestSnaplenMPAAsTshark(t *testing.T) {
 				t.Errorf("%s cut to %d:\ngot\n%s\ntshark\n%s", filepath.Base(path), snap, b.String(), want)
 			}
 		})
+	}
+}
+
+// TestSnaplenReadUnanswered: a Read Request whose size the capture cut,
+// left unanswered when the capture ends, is reported as the whole one is,
+// at the same frame and sink STag, without a size it does not have.
+func TestSnaplenReadUnanswered(t *testing.T) {
+	orig, err := os.ReadFile("../testdata/siw/crc_v2_iwtest_ops.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first 16 records: the capture ends on the first Read Request.
+	first := func(b []byte, n int) []byte {
+		off := 24
+		for i := 0; i < n; i++ {
+			off += 16 + int(binary.LittleEndian.Uint32(b[off+8:]))
+		}
+		return b[:off]
+	}
+	unanswered := func(recs []*flows.Record) *flows.Record {
+		for _, r := range recs {
+			if r.Type == flows.RecFinding && r.Finding.Code == "rdmap.read_unanswered" {
+				return r
+			}
+		}
+		return nil
+	}
+	whole := unanswered(testutil.DecodeBytes(t, first(orig, 16), flows.Options{}))
+	cut := unanswered(testutil.DecodeBytes(t, first(snapCut(t, orig, 90), 16), flows.Options{}))
+	if whole == nil || cut == nil {
+		t.Fatalf("rdmap.read_unanswered: whole %v, cut %v", whole, cut)
+	}
+	t.Logf("whole: %s\ncut: %s", whole.Finding.Msg, cut.Finding.Msg)
+	if !strings.Contains(whole.Finding.Msg, "asked for 2000 octets into sink STag 0x89b53f00") {
+		t.Errorf("whole: %s", whole.Finding.Msg)
+	}
+	if !strings.Contains(cut.Finding.Msg, "frame 16 ") || !strings.Contains(cut.Finding.Msg, "sink STag 0x89b53f00") ||
+		!strings.Contains(cut.Finding.Msg, "unknown size") || strings.Contains(cut.Finding.Msg, "asked for 0 octets") {
+		t.Errorf("cut: %s", cut.Finding.Msg)
+	}
+	if cut.Finding.Severity != whole.Finding.Severity || cut.Frame != whole.Frame {
+		t.Errorf("cut: %v at frame %d, whole: %v at frame %d", cut.Finding.Severity, cut.Frame, whole.Finding.Severity, whole.Frame)
 	}
 }

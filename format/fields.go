@@ -358,6 +358,26 @@ func (a *fieldArena) readFields(rr rdmap.ReadRequest) []KV {
 	return o
 }
 
+// readCutFields are the fields of a Read Request header the capture cut
+// (rdmap.Segment.HdrCut): those it holds whole, and how many of its 28
+// octets it holds (captured).
+func (a *fieldArena) readCutFields(s *rdmap.Segment) []KV {
+	rr := &s.Read
+	_, sinkTO, size, srcSTag, _ := rdmap.ReadRequestKnown(s.HdrCut)
+	o := a.kvList(5)[:0]
+	o = append(o, kvu("sink_stag", uint64(rr.SinkSTag)))
+	if sinkTO {
+		o = append(o, kvu("sink_to", rr.SinkTO))
+	}
+	if size {
+		o = append(o, kvu("size", uint64(rr.Size)))
+	}
+	if srcSTag {
+		o = append(o, kvu("src_stag", uint64(rr.SrcSTag)))
+	}
+	return append(o, kvu("captured", uint64(s.HdrCut)))
+}
+
 func fpduFields(out []KV, r *flows.Record, omit Omit, a *fieldArena) []KV {
 	f := r.FPDU
 	if omit&OmitAddrs == 0 {
@@ -400,7 +420,9 @@ func fpduFields(out []KV, r *flows.Record, omit Omit, a *fieldArena) []KV {
 		case rdmap.OpSendInvalidate, rdmap.OpSendSEInvalidate:
 			out = append(out, kvu("rdmap.inval_stag", uint64(s.InvalSTag)))
 		case rdmap.OpReadRequest:
-			if omit&OmitRDMAPObjects == 0 {
+			if omit&OmitRDMAPObjects == 0 && s.HdrCut > 0 {
+				out = append(out, kv("rdmap.read", Object(a.readCutFields(s))))
+			} else if omit&OmitRDMAPObjects == 0 {
 				out = append(out, kv("rdmap.read", Object(a.readFields(s.Read))))
 			}
 		case rdmap.OpTerminate:

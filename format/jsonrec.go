@@ -207,6 +207,24 @@ func (w *JSONWriter) fpdu(dst []byte, r *flows.Record) []byte {
 			// FPDUs) had taken a tenth of its JSON Lines time through
 			// Fields, and under -j N all of it in the merge.
 			rr := &s.Read
+			if s.HdrCut > 0 {
+				// A header the capture cut: the fields it holds, and how
+				// many of its octets (readCutFields' keys).
+				_, sinkTO, size, srcSTag, _ := rdmap.ReadRequestKnown(s.HdrCut)
+				dst = appendKV(dst, `,"rdmap.read":{"sink_stag":`, uint64(rr.SinkSTag))
+				if sinkTO {
+					dst = appendKV(dst, `,"sink_to":`, rr.SinkTO)
+				}
+				if size {
+					dst = appendKV(dst, `,"size":`, uint64(rr.Size))
+				}
+				if srcSTag {
+					dst = appendKV(dst, `,"src_stag":`, uint64(rr.SrcSTag))
+				}
+				dst = appendKV(dst, `,"captured":`, uint64(s.HdrCut))
+				dst = append(dst, '}')
+				break
+			}
 			dst = appendKV(dst, `,"rdmap.read":{"sink_stag":`, uint64(rr.SinkSTag))
 			dst = appendKV(dst, `,"sink_to":`, rr.SinkTO)
 			dst = appendKV(dst, `,"size":`, uint64(rr.Size))

@@ -40,7 +40,7 @@ func jsonlOf(rs []*flows.Record) []byte {
 func TestJSONLValidatesAgainstSchema(t *testing.T) {
 	sch := compileSchema(t)
 	files, _ := filepath.Glob("../testdata/siw/*.pcap")
-	for _, dir := range []string{"synth", "rxe", "synthext", "midstream"} {
+	for _, dir := range []string{"synth", "rxe", "synthext", "midstream", "snaplen", "tcp"} {
 		more, _ := filepath.Glob("../testdata/" + dir + "/*.pcap")
 		files = append(files, more...)
 	}

@@ -254,17 +254,32 @@ func appendFPDULine(dst []byte, f *flows.FPDURecord, quiet bool) []byte {
 	switch s.Opcode {
 	case rdmap.OpReadRequest:
 		rr := s.Read
-		dst = append(dst, " sink STag "...)
-		dst = appendHex(dst, uint64(rr.SinkSTag), 8)
-		dst = append(dst, " TO "...)
-		dst = appendHex(dst, rr.SinkTO, 1)
-		dst = append(dst, " size "...)
-		dst = strconv.AppendUint(dst, uint64(rr.Size), 10)
-		if !quiet {
+		// A header the capture cut shows the fields it holds.
+		sinkSTag, sinkTO, size, srcSTag, srcTO := rdmap.ReadRequestKnown(s.HdrCut)
+		if sinkSTag {
+			dst = append(dst, " sink STag "...)
+			dst = appendHex(dst, uint64(rr.SinkSTag), 8)
+		}
+		if sinkTO {
+			dst = append(dst, " TO "...)
+			dst = appendHex(dst, rr.SinkTO, 1)
+		}
+		if size {
+			dst = append(dst, " size "...)
+			dst = strconv.AppendUint(dst, uint64(rr.Size), 10)
+		}
+		if !quiet && srcSTag {
 			dst = append(dst, " src STag "...)
 			dst = appendHex(dst, uint64(rr.SrcSTag), 8)
+		}
+		if !quiet && srcTO {
 			dst = append(dst, " TO "...)
 			dst = appendHex(dst, rr.SrcTO, 1)
+		}
+		if s.HdrCut > 0 {
+			dst = append(dst, " (header cut by the capture: "...)
+			dst = strconv.AppendUint(dst, uint64(s.HdrCut), 10)
+			dst = append(dst, " of its 28 octets)"...)
 		}
 	case rdmap.OpTerminate:
 		dst = append(dst, ' ')

@@ -98,6 +98,7 @@ type FPDURow struct {
 	ReadSize     *int64    `parquet:"rdmap.read.size,optional"`
 	ReadSrcSTag  *int64    `parquet:"rdmap.read.src_stag,optional"`
 	ReadSrcTO    *uint64   `parquet:"rdmap.read.src_to,optional"`
+	ReadCaptured *int64    `parquet:"rdmap.read.captured,optional"`
 	AtomicOp     *int64    `parquet:"rdmap.atomic.op,optional"`
 	AtomicReqID  *int64    `parquet:"rdmap.atomic.req_id,optional"`
 	AtomicSTag   *int64    `parquet:"rdmap.atomic.remote_stag,optional"`

@@ -37,7 +37,7 @@ var tableOf = map[string]string{
 func inputs(t *testing.T) []string {
 	t.Helper()
 	var paths []string
-	for _, g := range []string{"../testdata/siw/*.pcap", "../testdata/synth/*.pcap"} {
+	for _, g := range []string{"../testdata/siw/*.pcap", "../testdata/synth/*.pcap", "../testdata/snaplen/*.pcap"} {
 		m, _ := filepath.Glob(g)
 		paths = append(paths, m...)
 	}

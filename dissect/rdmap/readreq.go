@@ -41,6 +41,36 @@ func DecodeReadRequest(b []byte) (ReadRequest, error) {
 	}, nil
 }
 
+// decodeReadRequestCut reads the fields of an RDMA Read Request header
+// that lie wholly within b, shorter than ReadRequestLen (DecodeCutInto).
+func decodeReadRequestCut(b []byte) ReadRequest {
+	var r ReadRequest
+	if len(b) >= 4 {
+		r.SinkSTag = binary.BigEndian.Uint32(b[0:4])
+	}
+	if len(b) >= 12 {
+		r.SinkTO = binary.BigEndian.Uint64(b[4:12])
+	}
+	if len(b) >= 16 {
+		r.Size = binary.BigEndian.Uint32(b[12:16])
+	}
+	if len(b) >= 20 {
+		r.SrcSTag = binary.BigEndian.Uint32(b[16:20])
+	}
+	return r
+}
+
+// ReadRequestKnown reports which fields of a Read Request header the
+// first have octets held (Segment.HdrCut; 0 or ReadRequestLen and more:
+// all of them), in the order of the header: Data Sink STag, Data Sink
+// TO, RDMA Read Message Size, Data Source STag, Data Source TO.
+func ReadRequestKnown(have int) (sinkSTag, sinkTO, size, srcSTag, srcTO bool) {
+	if have <= 0 || have >= ReadRequestLen {
+		return true, true, true, true, true
+	}
+	return have >= 4, have >= 12, have >= 16, have >= 20, false
+}
+
 // AppendReadRequest appends the 28-octet wire form of r (RFC 5040 §4.4)
 // to dst.
 func AppendReadRequest(dst []byte, r ReadRequest) []byte {

@@ -40,6 +40,13 @@ type Segment struct {
 
 	HdrLen  int
 	Payload []byte
+
+	// HdrCut is set by DecodeCutInto on a Read Request whose header the
+	// capture cut (snap length, capture gap): how many of the header's
+	// ReadRequestLen octets were captured (at least 4, the Data Sink
+	// STag). Read holds the fields wholly within them (ReadRequestKnown),
+	// the others zero. 0 for a whole header. (A Terminate's is Term.Cut.)
+	HdrCut int
 }
 
 // Control returns the RDMAP control octet built from s.RV, s.Rsvd and
@@ -130,11 +137,29 @@ func DecodeInto(s *Segment, ulpdu []byte) error {
 // Terminate whose DDP header and control word were captured is decoded as
 // far as ulpdu goes (DecodeTerminateCut); when Term.Cut says the header
 // itself was cut, HdrLen is wire and Payload nil, as a Terminate carries
-// no payload. Every other segment decodes as DecodeInto(s, ulpdu) does, to the
-// same errors.
+// no payload. A Read Request whose header was cut after its Data Sink
+// STag is decoded likewise, HdrCut saying how much of the header there
+// was (the STag is what its Read Responses carry: header-only captures,
+// tcpdump -s 96, cut every Read Request). Every other segment decodes as
+// DecodeInto(s, ulpdu) does, to the same errors.
 func DecodeCutInto(s *Segment, ulpdu []byte, wire int) error {
 	err := DecodeInto(s, ulpdu)
-	if len(ulpdu) >= wire || s.Opcode != OpTerminate || err != nil && !errors.Is(err, dissect.ErrTruncated) {
+	if len(ulpdu) >= wire || err != nil && !errors.Is(err, dissect.ErrTruncated) {
+		return err
+	}
+	if s.Opcode == OpReadRequest && err != nil && s.HdrLen > 0 {
+		// DecodeInto decoded the DDP header and the control octet.
+		n := s.HdrLen
+		rest := ulpdu[n:]
+		if len(rest) < 4 || n+ReadRequestLen > wire {
+			*s = Segment{}
+			return err
+		}
+		s.Read, s.HdrCut = decodeReadRequestCut(rest), len(rest)
+		s.HdrLen, s.Payload = wire, nil
+		return nil
+	}
+	if s.Opcode != OpTerminate {
 		return err
 	}
 	// DecodeInto decoded the DDP header and the control octet; the

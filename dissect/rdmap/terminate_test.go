@@ -343,12 +343,68 @@ func TestDecodeCutInto(t *testing.T) {
 			}
 		}
 	}
-	// A Read Request cut stays undecodable.
-	rr := AppendSegment(nil, Segment{DDP: ddp.Header{L: true, DV: 1, QN: 1, MSN: 1}, RV: 1, Opcode: OpReadRequest,
-		Read: ReadRequest{SinkSTag: 1, Size: 8, SrcSTag: 2}})
-	var s Segment
-	if err := DecodeCutInto(&s, rr[:30], len(rr)); err != dissect.ErrTruncated {
-		t.Errorf("cut Read Request: %v", err)
+	// A Read Request (the real one of the siw iwtest capture) cut after
+	// every octet: undecodable before its Data Sink STag, then the fields
+	// it holds whole, those of the whole decode.
+	u := ulpduOf(t, capReadReq)
+	whole, err := Decode(u)
+	if err != nil || whole.Opcode != OpReadRequest {
+		t.Fatalf("Read Request: %v %v", whole.Opcode, err)
+	}
+	for i := 0; i <= len(u); i++ {
+		var s Segment
+		err := DecodeCutInto(&s, u[:i], len(u))
+		have := i - 18
+		switch {
+		case i == len(u):
+			if err != nil || !reflect.DeepEqual(s, whole) {
+				t.Errorf("uncut: %+v %v, want %+v", s, err, whole)
+			}
+		case have < 4:
+			if err != dissect.ErrTruncated || !reflect.DeepEqual(s, Segment{}) {
+				t.Errorf("cut at %d: %+v %v, want ErrTruncated and nothing", i, s, err)
+			}
+		default:
+			if err != nil {
+				t.Fatalf("cut at %d: %v", i, err)
+			}
+			want := ReadRequest{}
+			sinkSTag, sinkTO, size, srcSTag, srcTO := ReadRequestKnown(have)
+			if sinkSTag {
+				want.SinkSTag = whole.Read.SinkSTag
+			}
+			if sinkTO {
+				want.SinkTO = whole.Read.SinkTO
+			}
+			if size {
+				want.Size = whole.Read.Size
+			}
+			if srcSTag {
+				want.SrcSTag = whole.Read.SrcSTag
+			}
+			if srcTO {
+				t.Errorf("cut at %d: Data Source TO known", i)
+			}
+			if s.Read != want || s.HdrCut != have || s.DDP != whole.DDP || s.Opcode != OpReadRequest ||
+				s.HdrLen != len(u) || s.Payload != nil {
+				t.Errorf("cut at %d: %+v HdrCut %d HdrLen %d, want %+v, %d, %d", i, s.Read, s.HdrCut, s.HdrLen, want, have, len(u))
+			}
+			if fs := s.Check(nil); len(fs) != 0 {
+				t.Errorf("cut at %d: findings %v", i, fs)
+			}
+		}
+	}
+	// Known fields by the octets held.
+	for _, c := range []struct {
+		have int
+		want [5]bool
+	}{{0, [5]bool{true, true, true, true, true}}, {3, [5]bool{}}, {4, [5]bool{true}}, {11, [5]bool{true}},
+		{12, [5]bool{true, true}}, {16, [5]bool{true, true, true}}, {20, [5]bool{true, true, true, true}},
+		{27, [5]bool{true, true, true, true}}, {28, [5]bool{true, true, true, true, true}}} {
+		a, b, c2, d, e := ReadRequestKnown(c.have)
+		if got := [5]bool{a, b, c2, d, e}; got != c.want {
+			t.Errorf("ReadRequestKnown(%d) = %v, want %v", c.have, got, c.want)
+		}
 	}
 }
 
@@ -395,7 +451,14 @@ func FuzzDecodeCut(f *testing.F) {
 		if s.Opcode == OpTerminate && s.Term.Cut && (s.HdrLen != wire || s.Payload != nil) {
 			t.Fatalf("cut Terminate: HdrLen %d (wire %d), payload %d octets", s.HdrLen, wire, len(s.Payload))
 		}
-		if s.HdrLen+len(s.Payload) > len(b) && !(s.Opcode == OpTerminate && s.Term.Cut) {
+		if s.HdrCut != 0 {
+			_, _, _, _, srcTO := ReadRequestKnown(s.HdrCut)
+			if s.Opcode != OpReadRequest || s.HdrCut < 4 || s.HdrCut >= ReadRequestLen || srcTO || s.Read.SrcTO != 0 ||
+				s.HdrLen != wire || s.Payload != nil || s.DDP.Len()+s.HdrCut != len(b) {
+				t.Fatalf("cut Read Request of %d octets (wire %d): %+v", len(b), wire, s)
+			}
+		}
+		if s.HdrLen+len(s.Payload) > len(b) && !(s.Opcode == OpTerminate && s.Term.Cut) && s.HdrCut == 0 {
 			t.Fatalf("HdrLen %d + payload %d > %d octets", s.HdrLen, len(s.Payload), len(b))
 		}
 		_ = s.Check(nil)

@@ -242,6 +242,7 @@ func (c *codec) putFPDU(b []byte, r *flows.Record) []byte {
 		b = append(b, 0) // length placeholder: headers are at most 70 octets
 		b = rdmap.AppendSegment(b, s)
 		b[n] = byte(len(b) - n - 1)
+		b = putU(b, uint64(s.HdrCut))
 	}
 	b = putU(b, uint64(f.PayloadLen))
 	b = putU(b, f.TermFrame)
@@ -479,6 +480,7 @@ func (c *codec) getFPDU(rd *reader, ref uint64) *flows.FPDURecord {
 			rd.bad = true
 		}
 		seg.Payload = nil
+		seg.HdrCut = int(rd.u())
 		f.Seg = seg
 	}
 	f.PayloadLen = int(rd.u())

@@ -125,8 +125,10 @@ func (x *Index) LadderRow(rec int) LadderRow {
 	r := x.Record(rec)
 	row := MakeLadderRow(rec, r)
 	if row.Request {
-		if rr, ok := x.readRequest(r); ok {
-			row.Label += " size " + strconv.FormatUint(uint64(rr.Size), 10)
+		if rr, cut, ok := x.readRequest(r); ok {
+			if _, _, size, _, _ := rdmap.ReadRequestKnown(cut); size {
+				row.Label += " size " + strconv.FormatUint(uint64(rr.Size), 10)
+			}
 		}
 	}
 	return row
@@ -136,10 +138,10 @@ func (x *Index) LadderRow(rec int) LadderRow {
 // FPDU of the same connection and direction in the message's frame that
 // is a Read Request with the message's MSN (RFC 5040 §5.2: Read Requests
 // travel untagged on queue 1).
-func (x *Index) readRequest(r *flows.Record) (rdmap.ReadRequest, bool) {
+func (x *Index) readRequest(r *flows.Record) (rr rdmap.ReadRequest, cut int, ok bool) {
 	m := r.Message
 	if m == nil || m.Opcode != rdmap.OpReadRequest {
-		return rdmap.ReadRequest{}, false
+		return rdmap.ReadRequest{}, 0, false
 	}
 	for i := x.FirstAtFrame(m.FirstFrame); i < x.Len(); i++ {
 		e := x.Entry(i)
@@ -151,10 +153,10 @@ func (x *Index) readRequest(r *flows.Record) (rdmap.ReadRequest, bool) {
 		}
 		f := x.Record(i).FPDU
 		if f != nil && f.SegOK && f.Seg.Opcode == rdmap.OpReadRequest && !f.Seg.DDP.T && f.Seg.DDP.MSN == m.MSN {
-			return f.Seg.Read, true
+			return f.Seg.Read, f.Seg.HdrCut, true
 		}
 	}
-	return rdmap.ReadRequest{}, false
+	return rdmap.ReadRequest{}, 0, false
 }
 
 // NewLadder returns the list of RDMA messages of connection c, in frame
