@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/iwarpkit/iwarpkit/dissect"
+	"github.com/iwarpkit/iwarpkit/dissect/ddp"
 	"github.com/iwarpkit/iwarpkit/dissect/mpa"
 	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
 	"github.com/iwarpkit/iwarpkit/flows"
@@ -242,7 +243,16 @@ func (c *codec) putFPDU(b []byte, r *flows.Record) []byte {
 		b = append(b, 0) // length placeholder: headers are at most 70 octets
 		b = rdmap.AppendSegment(b, s)
 		b[n] = byte(len(b) - n - 1)
+		// What the wire form cannot say: how much of a header the
+		// capture cut (a cut Terminate's wire form would read back with
+		// zeroed terminated headers, as if they had been captured).
 		b = putU(b, uint64(s.HdrCut))
+		b = putBool(b, s.Term.Cut)
+		if s.Term.Cut {
+			b = putBool(b, s.Term.HasDDP)
+			b = putBool(b, s.Term.HasRDMA)
+			b = putU(b, uint64(s.HdrLen))
+		}
 	}
 	b = putU(b, uint64(f.PayloadLen))
 	b = putU(b, f.TermFrame)
@@ -481,6 +491,17 @@ func (c *codec) getFPDU(rd *reader, ref uint64) *flows.FPDURecord {
 		}
 		seg.Payload = nil
 		seg.HdrCut = int(rd.u())
+		if rd.bool() {
+			t := &seg.Term
+			t.Cut, t.HasDDP, t.HasRDMA = true, rd.bool(), rd.bool()
+			if !t.HasDDP {
+				t.DDP = ddp.Header{}
+			}
+			if !t.HasRDMA {
+				t.RDMA = rdmap.ReadRequest{}
+			}
+			seg.HdrLen = int(rd.u())
+		}
 		f.Seg = seg
 	}
 	f.PayloadLen = int(rd.u())

@@ -16,7 +16,8 @@ import (
 func captures(t testing.TB) []string {
 	t.Helper()
 	var out []string
-	for _, g := range []string{"../../../testdata/siw/*.pcap", "../../../testdata/synth/*.pcap", "../../../testdata/synthext/*.pcap"} {
+	for _, g := range []string{"../../../testdata/siw/*.pcap", "../../../testdata/synth/*.pcap", "../../../testdata/synthext/*.pcap",
+		"../../../testdata/snaplen/*.pcap", "../../../testdata/midstream/*.pcap", "../../../testdata/rxe/*.pcap", "../../../testdata/tcp/*.pcap"} {
 		m, err := filepath.Glob(g)
 		if err != nil {
 			t.Fatal(err)
