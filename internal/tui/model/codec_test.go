@@ -12,7 +12,8 @@ import (
 )
 
 // captures returns every capture in the repository's testdata: the real
-// siw ones and the generated ones.
+// siw ones (whole, cut by the snap length, started mid-stream), the rxe
+// and failed-connect ones, and the generated ones.
 func captures(t testing.TB) []string {
 	t.Helper()
 	var out []string
