@@ -69,7 +69,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		columns listFlag
 		colOpts = filter.DefaultColumnOptions()
 		failOn  = fs.String("fail-on", "", "exit 1 when a finding of `LEVEL` (error, warning or note) or worse is seen")
-		jobs    = fs.Int("j", 1, "decode capture files (-r) with `N` workers, connections spread across them; the output is the same as with 1 (0: one per CPU)")
+		jobs    = fs.Int("j", 1, "decode capture files (-r) with `N` workers, connections spread across them; the output is the same as with 1 (0: one per CPU; -l on a pipe: 1)")
 		mmap    = fs.Bool("mmap", false, "with -j 1, map uncompressed capture files into memory instead of reading them with read(2)")
 		timeFmt = fs.String("t", "u", "text lines' time `FORMAT`, as tshark -t: u UTC time of day, ud UTC date and time, a and ad the same in local time (TZ), e seconds since the epoch, r seconds since the first packet, dd seconds since the previous line")
 	)
@@ -374,10 +374,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Packet(*capture.Packet)
 		Close()
 	}
-	workers := *jobs
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
+	// -j 0: one per CPU; -l on a pipe: one (workerCount: it writes the
+	// records of the packets a pipe has brought before a read that may
+	// wait, which -j N's rounds did not).
+	workers := workerCount(*jobs, live.lineBuf && !live.active(), files)
 	damaged := false
 	var chunks *capture.ChunkReader
 	if workers > 1 && !live.active() {
@@ -637,6 +637,42 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// workerCount returns the number of workers for -j jobs: one per CPU for 0,
+// and one with -l (lineBuf) when a -r file is a pipe (-r -, -r
+// <(tcpdump -U -w -)). The workers hand their records to the merge in
+// rounds of some 256 KiB of packets, and the records of the packets a pipe
+// had brought waited for the rest of a round, until the pipe ended if it
+// brought less; one worker writes them before each read that may wait, as
+// -l promises, and a pipe brings packets slower than one decodes them.
+func workerCount(jobs int, lineBuf bool, files []string) int {
+	if jobs <= 0 {
+		jobs = runtime.GOMAXPROCS(0)
+	}
+	if jobs > 1 && lineBuf && !regularFiles(files) {
+		return 1
+	}
+	return jobs
+}
+
+// regularFiles reports whether the -r files are all regular files (no
+// standard input, pipe or device): globs are expanded, and a file that
+// cannot be read counts as regular (opening it reports the error).
+func regularFiles(args []string) bool {
+	files, err := expandInputs(args)
+	if err != nil {
+		return true
+	}
+	for _, f := range files {
+		if f == "-" {
+			return false
+		}
+		if fi, err := os.Stat(f); err == nil && !fi.Mode().IsRegular() {
+			return false
+		}
+	}
+	return true
 }
 
 // testPacketHook, when set by a test, is called after each packet the

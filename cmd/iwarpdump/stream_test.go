@@ -34,8 +34,18 @@ func (l *lockedBuffer) String() string {
 // -l -r - does: tcpdump -U -w - | iwarpdump -l -r - shows the traffic as
 // it is captured. The first half of the capture is written, the line of
 // its MPA Request (frame 4) must come out, then the rest is written; the
-// whole output is -r FILE's.
+// whole output is -r FILE's. The same with -j 2, whose workers handed
+// their records over in rounds of 256 KiB of packets: on a pipe, -l
+// decodes with one worker (workerCount).
 func TestLineBufferedStdin(t *testing.T) {
+	for _, extra := range [][]string{nil, {"-j", "2"}} {
+		t.Run(strings.Join(append([]string{"l"}, extra...), " "), func(t *testing.T) {
+			testLineBufferedStdin(t, extra)
+		})
+	}
+}
+
+func testLineBufferedStdin(t *testing.T, extra []string) {
 	const f = siw + "crc_v2_rping.pcap"
 	data, err := os.ReadFile(f)
 	if err != nil {
@@ -53,7 +63,7 @@ func TestLineBufferedStdin(t *testing.T) {
 
 	var out, errb lockedBuffer
 	done := make(chan int, 1)
-	go func() { done <- run(context.Background(), []string{"-l", "-r", "-"}, &out, &errb) }()
+	go func() { done <- run(context.Background(), append([]string{"-l", "-r", "-"}, extra...), &out, &errb) }()
 	if _, err := w.Write(data[:len(data)/2]); err != nil {
 		t.Fatal(err)
 	}
