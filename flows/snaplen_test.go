@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -354,4 +355,130 @@ func TestSnaplenReadUnanswered(t *testing.T) {
 	if cut.Finding.Severity != whole.Finding.Severity || cut.Frame != whole.Frame {
 		t.Errorf("cut: %v at frame %d, whole: %v at frame %d", cut.Finding.Severity, cut.Frame, whole.Finding.Severity, whole.Frame)
 	}
+}
+
+// TestSnaplenRFC7306 cuts the synth capture of Immediate Data and Atomic
+// operations (RFC 7306) at every length of TCP payload from 8 to 90 octets
+// and checks each Immediate Data, Atomic Request and Atomic Response
+// against the whole capture's decode (tied to synth's ground truth by
+// TestSynthTruth): from the first 4 octets of its RDMAP header on (MPA 2 +
+// DDP 18 + 4), every one is decoded, HdrCut saying how many octets of its
+// header there were and the fields they hold whole equal to the whole
+// decode's, the others zero; and each is still a message.
+func TestSnaplenRFC7306(t *testing.T) {
+	orig, err := os.ReadFile("../testdata/synth/rfc7306.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := testutil.DecodeBytes(t, orig, flows.Options{})
+	hdr := 0
+	for _, p := range testutil.ReadPackets(orig) {
+		if len(p.Payload) > 0 {
+			hdr = p.CapLen - len(p.Payload)
+			break
+		}
+	}
+	cutOps := func(recs []*flows.Record) (map[uint64]*flows.FPDURecord, int) {
+		segs := map[uint64]*flows.FPDURecord{}
+		msgs := 0
+		for _, r := range recs {
+			switch {
+			case r.Type == flows.RecFPDU && r.FPDU.SegOK && cutLen(r.FPDU.Seg.Opcode) > 0:
+				segs[r.Frame] = r.FPDU
+			case r.Type == flows.RecMessage:
+				msgs++
+			}
+		}
+		return segs, msgs
+	}
+	want, wantMsgs := cutOps(full)
+	if len(want) < 6 {
+		t.Fatalf("the whole capture has %d Immediate Data and Atomic segments, want 6 or more", len(want))
+	}
+	for payload := 8; payload <= 90; payload++ {
+		have := payload - 20 // octets of the RDMAP header captured
+		got, msgs := cutOps(testutil.DecodeBytes(t, snapCut(t, orig, hdr+payload), flows.Options{}))
+		for frame, w := range want {
+			m := cutLen(w.Seg.Opcode)
+			g := got[frame]
+			if have < 4 {
+				if g != nil {
+					t.Errorf("payload %d: frame %d: %v decoded from %d octets of its header", payload, frame, w.Seg.Opcode, have)
+				}
+				continue
+			}
+			if g == nil {
+				t.Errorf("payload %d: frame %d: %v not decoded from %d octets of its header", payload, frame, w.Seg.Opcode, have)
+				continue
+			}
+			wantCut := have
+			if have >= m {
+				wantCut = 0
+			}
+			ws := w.Seg
+			ws.Payload = nil
+			if wantCut > 0 {
+				ws.Immediate, ws.HdrLen, ws.HdrCut = 0, g.Seg.HdrLen, wantCut
+				ws.AtomicReq, ws.AtomicResp = knownAtomicReq(w.Seg.AtomicReq, have), knownAtomicResp(w.Seg.AtomicResp, have)
+			}
+			gs := g.Seg
+			gs.Payload = nil
+			if !reflect.DeepEqual(gs, ws) {
+				t.Errorf("payload %d: frame %d: %+v, want %+v", payload, frame, gs, ws)
+			}
+		}
+		if have >= 4 && msgs != wantMsgs {
+			t.Errorf("payload %d: %d messages, the whole capture has %d", payload, msgs, wantMsgs)
+		}
+	}
+}
+
+// cutLen is the length of the RFC 7306 header of op, 0 for other opcodes.
+func cutLen(op rdmap.Opcode) int {
+	switch op {
+	case rdmap.OpImmediate, rdmap.OpImmediateSE:
+		return rdmap.ImmediateDataLen
+	case rdmap.OpAtomicRequest:
+		return rdmap.AtomicRequestLen
+	case rdmap.OpAtomicResponse:
+		return rdmap.AtomicResponseLen
+	}
+	return 0
+}
+
+// knownAtomicReq is r with the fields the first have octets of its header
+// do not hold whole zeroed, field by field from RFC 7306 §6.1's layout.
+func knownAtomicReq(r rdmap.AtomicRequest, have int) rdmap.AtomicRequest {
+	var k rdmap.AtomicRequest
+	if have >= 4 {
+		k.Rsvd, k.Op = r.Rsvd, r.Op
+	}
+	if have >= 8 {
+		k.ReqID = r.ReqID
+	}
+	if have >= 12 {
+		k.RemoteSTag = r.RemoteSTag
+	}
+	if have >= 20 {
+		k.RemoteTO = r.RemoteTO
+	}
+	if have >= 28 {
+		k.AddSwapData = r.AddSwapData
+	}
+	if have >= 36 {
+		k.AddSwapMask = r.AddSwapMask
+	}
+	if have >= 44 {
+		k.CompareData = r.CompareData
+	}
+	return k
+}
+
+// knownAtomicResp is knownAtomicReq for an Atomic Response (§6.2).
+func knownAtomicResp(r rdmap.AtomicResponse, have int) rdmap.AtomicResponse {
+	var k rdmap.AtomicResponse
+	if have >= 4 {
+		k.ReqID = r.ReqID
+	}
+	return k
 }

@@ -435,7 +435,9 @@ func fpduFields(out []KV, r *flows.Record, omit Omit, a *fieldArena) []KV {
 			}
 			out = append(out, kv("rdmap.term", Object(tf)))
 		case rdmap.OpImmediate, rdmap.OpImmediateSE:
-			out = append(out, kvu("rdmap.immediate", s.Immediate))
+			if s.HdrCut == 0 { // a cut one has no value to give
+				out = append(out, kvu("rdmap.immediate", s.Immediate))
+			}
 		case rdmap.OpAtomicRequest, rdmap.OpAtomicResponse:
 			if omit&OmitRDMAPObjects == 0 {
 				out = append(out, kv("rdmap.atomic", Object(atomicFields(s))))
@@ -447,16 +449,40 @@ func fpduFields(out []KV, r *flows.Record, omit Omit, a *fieldArena) []KV {
 }
 
 // atomicFields are the keys of an Atomic Request or Response header (RFC
-// 7306 §6): jsonrec.go's atomic writes the same.
+// 7306 §6): jsonrec.go's atomic writes the same. Of a header the capture
+// cut (rdmap.Segment.HdrCut), the fields it holds whole, and how many of
+// its octets it holds (captured).
 func atomicFields(s *rdmap.Segment) []KV {
+	var o []KV
 	if s.Opcode == rdmap.OpAtomicResponse {
 		r := &s.AtomicResp
-		return []KV{kvu("orig_req_id", uint64(r.ReqID)), kvu("orig_value", r.OrigValue)}
+		id, orig := rdmap.AtomicResponseKnown(s.HdrCut)
+		o = appendKnown(o, id, kvu("orig_req_id", uint64(r.ReqID)))
+		o = appendKnown(o, orig, kvu("orig_value", r.OrigValue))
+	} else {
+		r := &s.AtomicReq
+		op, id, stag, to, asd, asm, cd, cm := rdmap.AtomicRequestKnown(s.HdrCut)
+		o = appendKnown(o, op, kvu("op", uint64(r.Op)))
+		o = appendKnown(o, id, kvu("req_id", uint64(r.ReqID)))
+		o = appendKnown(o, stag, kvu("remote_stag", uint64(r.RemoteSTag)))
+		o = appendKnown(o, to, kvu("remote_to", r.RemoteTO))
+		o = appendKnown(o, asd, kvu("add_swap_data", r.AddSwapData))
+		o = appendKnown(o, asm, kvu("add_swap_mask", r.AddSwapMask))
+		o = appendKnown(o, cd, kvu("compare_data", r.CompareData))
+		o = appendKnown(o, cm, kvu("compare_mask", r.CompareMask))
 	}
-	r := &s.AtomicReq
-	return []KV{kvu("op", uint64(r.Op)), kvu("req_id", uint64(r.ReqID)), kvu("remote_stag", uint64(r.RemoteSTag)),
-		kvu("remote_to", r.RemoteTO), kvu("add_swap_data", r.AddSwapData), kvu("add_swap_mask", r.AddSwapMask),
-		kvu("compare_data", r.CompareData), kvu("compare_mask", r.CompareMask)}
+	if s.HdrCut > 0 {
+		o = append(o, kvu("captured", uint64(s.HdrCut)))
+	}
+	return o
+}
+
+// appendKnown appends kv to o if known.
+func appendKnown(o []KV, known bool, kv KV) []KV {
+	if known {
+		o = append(o, kv)
+	}
+	return o
 }
 
 func fpduFindings(out []KV, f *flows.FPDURecord, omit Omit) []KV {

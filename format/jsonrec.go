@@ -232,12 +232,23 @@ func (w *JSONWriter) fpdu(dst []byte, r *flows.Record) []byte {
 			dst = appendKV(dst, `,"src_to":`, rr.SrcTO)
 			dst = append(dst, '}')
 		case rdmap.OpImmediate, rdmap.OpImmediateSE:
-			dst = appendKV(dst, `,"rdmap.immediate":`, s.Immediate)
-		case rdmap.OpAtomicResponse:
-			dst = appendKV(dst, `,"rdmap.atomic":{"orig_req_id":`, uint64(s.AtomicResp.ReqID))
-			dst = appendKV(dst, `,"orig_value":`, s.AtomicResp.OrigValue)
-			dst = append(dst, '}')
-		case rdmap.OpAtomicRequest:
+			if s.HdrCut == 0 { // a cut one has no value to give
+				dst = appendKV(dst, `,"rdmap.immediate":`, s.Immediate)
+			}
+		case rdmap.OpAtomicRequest, rdmap.OpAtomicResponse:
+			if s.HdrCut > 0 {
+				// A header the capture cut: the fields it holds (rare:
+				// through Fields).
+				dst = append(dst, `,"rdmap.atomic":`...)
+				dst = appendJSONValue(dst, Object(atomicFields(s)))
+				break
+			}
+			if s.Opcode == rdmap.OpAtomicResponse {
+				dst = appendKV(dst, `,"rdmap.atomic":{"orig_req_id":`, uint64(s.AtomicResp.ReqID))
+				dst = appendKV(dst, `,"orig_value":`, s.AtomicResp.OrigValue)
+				dst = append(dst, '}')
+				break
+			}
 			// atomicFields' keys.
 			r := &s.AtomicReq
 			dst = appendKV(dst, `,"rdmap.atomic":{"op":`, uint64(r.Op))

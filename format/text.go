@@ -169,6 +169,20 @@ func append2(dst []byte, v int) []byte {
 	return append(dst, byte('0'+v/10), byte('0'+v%10))
 }
 
+// appendHdrCut appends, for a header of hdrLen octets of which the capture
+// cut all but the first cut (rdmap.Segment.HdrCut; 0: the whole header),
+// how much of it there was.
+func appendHdrCut(dst []byte, cut, hdrLen int) []byte {
+	if cut <= 0 {
+		return dst
+	}
+	dst = append(dst, " (header cut by the capture: "...)
+	dst = strconv.AppendUint(dst, uint64(cut), 10)
+	dst = append(dst, " of its "...)
+	dst = strconv.AppendUint(dst, uint64(hdrLen), 10)
+	return append(dst, " octets)"...)
+}
+
 func appendHex(dst []byte, v uint64, width int) []byte {
 	dst = append(dst, "0x"...)
 	var b [16]byte
@@ -276,11 +290,7 @@ func appendFPDULine(dst []byte, f *flows.FPDURecord, quiet bool) []byte {
 			dst = append(dst, " TO "...)
 			dst = appendHex(dst, rr.SrcTO, 1)
 		}
-		if s.HdrCut > 0 {
-			dst = append(dst, " (header cut by the capture: "...)
-			dst = strconv.AppendUint(dst, uint64(s.HdrCut), 10)
-			dst = append(dst, " of its 28 octets)"...)
-		}
+		dst = appendHdrCut(dst, s.HdrCut, rdmap.ReadRequestLen)
 	case rdmap.OpTerminate:
 		dst = append(dst, ' ')
 		dst = appendSafe(dst, s.Term.Explain())
@@ -304,33 +314,57 @@ func appendFPDULine(dst []byte, f *flows.FPDURecord, quiet bool) []byte {
 		}
 		switch s.Opcode {
 		case rdmap.OpAtomicRequest:
+			// A header the capture cut shows the fields it holds.
 			r := &s.AtomicReq
-			dst = append(dst, ' ')
-			dst = append(dst, r.Op.String()...)
-			dst = append(dst, " req "...)
-			dst = strconv.AppendUint(dst, uint64(r.ReqID), 10)
-			dst = append(dst, " remote STag "...)
-			dst = appendHex(dst, uint64(r.RemoteSTag), 8)
-			dst = append(dst, " TO "...)
-			dst = appendHex(dst, r.RemoteTO, 1)
-			if r.Op == rdmap.AtomicCmpSwap {
+			op, id, stag, to, asd, _, cd, _ := rdmap.AtomicRequestKnown(s.HdrCut)
+			if op {
+				dst = append(dst, ' ')
+				dst = append(dst, r.Op.String()...)
+			}
+			if id {
+				dst = append(dst, " req "...)
+				dst = strconv.AppendUint(dst, uint64(r.ReqID), 10)
+			}
+			if stag {
+				dst = append(dst, " remote STag "...)
+				dst = appendHex(dst, uint64(r.RemoteSTag), 8)
+			}
+			if to {
+				dst = append(dst, " TO "...)
+				dst = appendHex(dst, r.RemoteTO, 1)
+			}
+			if r.Op == rdmap.AtomicCmpSwap && cd {
 				dst = append(dst, " compare "...)
 				dst = strconv.AppendUint(dst, r.CompareData, 10)
-				dst = append(dst, " swap "...)
-			} else if r.Op == rdmap.AtomicSwap {
-				dst = append(dst, " swap "...)
-			} else {
-				dst = append(dst, " add "...)
 			}
-			dst = strconv.AppendUint(dst, r.AddSwapData, 10)
+			switch {
+			case !asd:
+			case r.Op == rdmap.AtomicCmpSwap || r.Op == rdmap.AtomicSwap:
+				dst = append(dst, " swap "...)
+				dst = strconv.AppendUint(dst, r.AddSwapData, 10)
+			default:
+				dst = append(dst, " add "...)
+				dst = strconv.AppendUint(dst, r.AddSwapData, 10)
+			}
+			dst = appendHdrCut(dst, s.HdrCut, rdmap.AtomicRequestLen)
 		case rdmap.OpAtomicResponse:
-			dst = append(dst, " req "...)
-			dst = strconv.AppendUint(dst, uint64(s.AtomicResp.ReqID), 10)
-			dst = append(dst, " original value "...)
-			dst = strconv.AppendUint(dst, s.AtomicResp.OrigValue, 10)
+			id, orig := rdmap.AtomicResponseKnown(s.HdrCut)
+			if id {
+				dst = append(dst, " req "...)
+				dst = strconv.AppendUint(dst, uint64(s.AtomicResp.ReqID), 10)
+			}
+			if orig {
+				dst = append(dst, " original value "...)
+				dst = strconv.AppendUint(dst, s.AtomicResp.OrigValue, 10)
+			}
+			dst = appendHdrCut(dst, s.HdrCut, rdmap.AtomicResponseLen)
+		case rdmap.OpImmediate, rdmap.OpImmediateSE:
+			dst = appendHdrCut(dst, s.HdrCut, rdmap.ImmediateDataLen)
 		}
-		dst = append(dst, " len "...)
-		dst = strconv.AppendInt(dst, int64(f.PayloadLen), 10)
+		if s.HdrCut == 0 {
+			dst = append(dst, " len "...)
+			dst = strconv.AppendInt(dst, int64(f.PayloadLen), 10)
+		}
 	}
 	if h.L {
 		dst = append(dst, " [last]"...)

@@ -109,6 +109,7 @@ type FPDURow struct {
 	AtomicCmpM   *uint64   `parquet:"rdmap.atomic.compare_mask,optional"`
 	AtomicOrigID *int64    `parquet:"rdmap.atomic.orig_req_id,optional"`
 	AtomicOrig   *uint64   `parquet:"rdmap.atomic.orig_value,optional"`
+	AtomicCut    *int64    `parquet:"rdmap.atomic.captured,optional"`
 	TermLayer    *int64    `parquet:"rdmap.term.layer,optional"`
 	TermEType    *int64    `parquet:"rdmap.term.etype,optional"`
 	TermCode     *int64    `parquet:"rdmap.term.code,optional"`

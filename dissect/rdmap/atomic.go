@@ -90,6 +90,72 @@ func DecodeAtomicRequest(b []byte) (AtomicRequest, error) {
 	}, nil
 }
 
+// decodeAtomicRequestCut reads the fields of an Atomic Request header that
+// lie wholly within b, shorter than AtomicRequestLen (DecodeCutInto).
+func decodeAtomicRequestCut(b []byte) AtomicRequest {
+	var full [AtomicRequestLen]byte
+	copy(full[:], b)
+	r, _ := DecodeAtomicRequest(full[:])
+	op, id, stag, to, asd, asm, cd, cm := AtomicRequestKnown(len(b))
+	if !op {
+		r.Rsvd, r.Op = 0, 0
+	}
+	if !id {
+		r.ReqID = 0
+	}
+	if !stag {
+		r.RemoteSTag = 0
+	}
+	if !to {
+		r.RemoteTO = 0
+	}
+	if !asd {
+		r.AddSwapData = 0
+	}
+	if !asm {
+		r.AddSwapMask = 0
+	}
+	if !cd {
+		r.CompareData = 0
+	}
+	if !cm {
+		r.CompareMask = 0
+	}
+	return r
+}
+
+// AtomicRequestKnown reports which fields of an Atomic Request header the
+// first have octets held (Segment.HdrCut; 0 or AtomicRequestLen and more:
+// all of them), in the order of the header: the opcode word, Request
+// Identifier, Remote STag, Remote Tagged Offset, Add or Swap Data and
+// Mask, Compare Data and Mask.
+func AtomicRequestKnown(have int) (op, reqID, stag, to, addSwapData, addSwapMask, compareData, compareMask bool) {
+	if have <= 0 || have >= AtomicRequestLen {
+		return true, true, true, true, true, true, true, true
+	}
+	return have >= 4, have >= 8, have >= 12, have >= 20, have >= 28, have >= 36, have >= 44, false
+}
+
+// decodeAtomicResponseCut reads the fields of an Atomic Response header
+// that lie wholly within b, shorter than AtomicResponseLen (DecodeCutInto).
+func decodeAtomicResponseCut(b []byte) AtomicResponse {
+	var r AtomicResponse
+	if len(b) >= 4 {
+		r.ReqID = binary.BigEndian.Uint32(b[0:4])
+	}
+	return r
+}
+
+// AtomicResponseKnown reports which fields of an Atomic Response header the
+// first have octets held (Segment.HdrCut; 0 or AtomicResponseLen and
+// more: both): its Request Identifier and Original Value.
+func AtomicResponseKnown(have int) (reqID, origValue bool) {
+	if have <= 0 || have >= AtomicResponseLen {
+		return true, true
+	}
+	return have >= 4, false
+}
+
 // AppendAtomicRequest appends the 52-octet wire form of r to dst. Rsvd is
 // masked to 28 bits and Op to 4.
 func AppendAtomicRequest(dst []byte, r AtomicRequest) []byte {

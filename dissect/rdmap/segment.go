@@ -41,11 +41,15 @@ type Segment struct {
 	HdrLen  int
 	Payload []byte
 
-	// HdrCut is set by DecodeCutInto on a Read Request whose header the
-	// capture cut (snap length, capture gap): how many of the header's
-	// ReadRequestLen octets were captured (at least 4, the Data Sink
-	// STag). Read holds the fields wholly within them (ReadRequestKnown),
-	// the others zero. 0 for a whole header. (A Terminate's is Term.Cut.)
+	// HdrCut is set by DecodeCutInto on a Read Request, Immediate Data
+	// or Atomic Request or Response whose RDMAP header the capture cut
+	// (snap length, capture gap): how many of the header's octets were
+	// captured, at least 4 (a Read Request's Data Sink STag, an Atomic
+	// Request's opcode word, an Atomic Response's Request Identifier).
+	// Read, Immediate, AtomicReq or AtomicResp holds the fields wholly
+	// within them (ReadRequestKnown, AtomicRequestKnown,
+	// AtomicResponseKnown), the others zero. 0 for a whole header. (A
+	// Terminate's is Term.Cut.)
 	HdrCut int
 }
 
@@ -140,22 +144,32 @@ func DecodeInto(s *Segment, ulpdu []byte) error {
 // no payload. A Read Request whose header was cut after its Data Sink
 // STag is decoded likewise, HdrCut saying how much of the header there
 // was (the STag is what its Read Responses carry: header-only captures,
-// tcpdump -s 96, cut every Read Request). Every other segment decodes as
-// DecodeInto(s, ulpdu) does, to the same errors.
+// tcpdump -s 96, cut every Read Request), and so are the RFC 7306 headers
+// (Immediate Data, Atomic Request and Response) cut after their first 4
+// octets. Every other segment decodes as DecodeInto(s, ulpdu) does, to the
+// same errors.
 func DecodeCutInto(s *Segment, ulpdu []byte, wire int) error {
 	err := DecodeInto(s, ulpdu)
 	if len(ulpdu) >= wire || err != nil && !errors.Is(err, dissect.ErrTruncated) {
 		return err
 	}
-	if s.Opcode == OpReadRequest && err != nil && s.HdrLen > 0 {
+	if m := cutHeaderLen(s.Opcode); m > 0 && err != nil && s.HdrLen > 0 {
 		// DecodeInto decoded the DDP header and the control octet.
 		n := s.HdrLen
 		rest := ulpdu[n:]
-		if len(rest) < 4 || n+ReadRequestLen > wire {
+		if len(rest) < 4 || len(rest) >= m || n+m > wire {
 			*s = Segment{}
 			return err
 		}
-		s.Read, s.HdrCut = decodeReadRequestCut(rest), len(rest)
+		switch s.Opcode {
+		case OpReadRequest:
+			s.Read = decodeReadRequestCut(rest)
+		case OpAtomicRequest:
+			s.AtomicReq = decodeAtomicRequestCut(rest)
+		case OpAtomicResponse:
+			s.AtomicResp = decodeAtomicResponseCut(rest)
+		}
+		s.HdrCut = len(rest)
 		s.HdrLen, s.Payload = wire, nil
 		return nil
 	}
@@ -180,6 +194,22 @@ func DecodeCutInto(s *Segment, ulpdu []byte, wire int) error {
 		s.HdrLen, s.Payload = wire, nil
 	}
 	return nil
+}
+
+// cutHeaderLen returns the length of the RDMAP header of op if
+// DecodeCutInto decodes it cut (Segment.HdrCut), else 0.
+func cutHeaderLen(op Opcode) int {
+	switch op {
+	case OpReadRequest:
+		return ReadRequestLen
+	case OpImmediate, OpImmediateSE:
+		return ImmediateDataLen
+	case OpAtomicRequest:
+		return AtomicRequestLen
+	case OpAtomicResponse:
+		return AtomicResponseLen
+	}
+	return 0
 }
 
 // AppendSegment appends the wire form of s to dst: the DDP header, the

@@ -315,3 +315,82 @@ func hasCode(fs []dissect.Finding, code string) bool {
 	}
 	return false
 }
+
+// TestDecodeCutRFC7306: an Immediate Data, Atomic Request or Atomic
+// Response segment cut after every length of its RDMAP header decodes,
+// from its first 4 octets on, with HdrCut the octets held and the fields
+// they hold whole (RFC 7306 §6.1, §6.2 layouts, hand-placed in the header
+// octets below), the others zero; with fewer, ErrTruncated and nothing.
+func TestDecodeCutRFC7306(t *testing.T) {
+	req := AtomicRequest{Rsvd: 0x0ABCDEF, Op: AtomicCmpSwap, ReqID: 7, RemoteSTag: 8, RemoteTO: 9,
+		AddSwapData: 10, AddSwapMask: 11, CompareData: 12, CompareMask: 13}
+	resp := AtomicResponse{ReqID: 7, OrigValue: 0xFFFFFFFFFFFFFFFF}
+	for _, c := range []struct {
+		op   Opcode
+		hdr  int
+		want func(have int) Segment // the RDMAP fields known from have octets
+	}{
+		{OpImmediate, 8, func(int) Segment { return Segment{} }},
+		{OpImmediateSE, 8, func(int) Segment { return Segment{} }},
+		{OpAtomicResponse, 12, func(have int) Segment {
+			var s Segment
+			if have >= 4 {
+				s.AtomicResp.ReqID = resp.ReqID
+			}
+			return s
+		}},
+		{OpAtomicRequest, 52, func(have int) Segment {
+			var s Segment
+			r := &s.AtomicReq
+			// Offsets of RFC 7306 §6.1's header: each field from the
+			// octet after the one before it ends.
+			for _, f := range []struct {
+				end int
+				set func()
+			}{
+				{4, func() { r.Rsvd, r.Op = req.Rsvd, req.Op }}, {8, func() { r.ReqID = req.ReqID }},
+				{12, func() { r.RemoteSTag = req.RemoteSTag }}, {20, func() { r.RemoteTO = req.RemoteTO }},
+				{28, func() { r.AddSwapData = req.AddSwapData }}, {36, func() { r.AddSwapMask = req.AddSwapMask }},
+				{44, func() { r.CompareData = req.CompareData }}, {52, func() { r.CompareMask = req.CompareMask }},
+			} {
+				if have >= f.end {
+					f.set()
+				}
+			}
+			return s
+		}},
+	} {
+		s := Segment{DDP: ddp.Header{L: true, DV: 1, QN: 1, MSN: 2}, RV: 1, Opcode: c.op, Immediate: 0x0102030405060708,
+			AtomicReq: req, AtomicResp: resp}
+		u := AppendSegment(nil, s)
+		n := ddp.UntaggedHeaderLen
+		if len(u) != n+c.hdr {
+			t.Fatalf("%v: %d octets, want %d", c.op, len(u), n+c.hdr)
+		}
+		var whole Segment
+		if err := DecodeInto(&whole, u); err != nil {
+			t.Fatal(err)
+		}
+		for have := 0; have <= c.hdr; have++ {
+			var got Segment
+			err := DecodeCutInto(&got, u[:n+have], len(u))
+			switch {
+			case have == c.hdr:
+				if err != nil || !reflect.DeepEqual(got, whole) {
+					t.Errorf("%v uncut: %+v %v, want %+v", c.op, got, err, whole)
+				}
+			case have < 4:
+				if !errors.Is(err, dissect.ErrTruncated) || !reflect.DeepEqual(got, Segment{}) {
+					t.Errorf("%v cut at %d: %+v %v, want ErrTruncated and nothing", c.op, have, got, err)
+				}
+			default:
+				want := c.want(have)
+				want.DDP, want.RV, want.Opcode = whole.DDP, whole.RV, whole.Opcode
+				want.HdrLen, want.HdrCut = len(u), have
+				if err != nil || !reflect.DeepEqual(got, want) {
+					t.Errorf("%v cut at %d: %+v %v, want %+v", c.op, have, got, err, want)
+				}
+			}
+		}
+	}
+}

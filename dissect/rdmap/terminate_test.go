@@ -420,6 +420,13 @@ func FuzzDecodeCut(f *testing.F) {
 			f.Add(u[:max(0, min(cut, len(u)))], len(u))
 		}
 	}
+	for _, op := range []Opcode{OpImmediate, OpAtomicRequest, OpAtomicResponse} {
+		u := AppendSegment(nil, Segment{DDP: ddp.Header{L: true, DV: 1, QN: 1}, RV: 1, Opcode: op, Immediate: 1,
+			AtomicReq: AtomicRequest{Op: AtomicSwap, ReqID: 2, CompareMask: 3}, AtomicResp: AtomicResponse{ReqID: 4, OrigValue: 5}})
+		for _, cut := range []int{18, 22, 25, len(u) - 1} {
+			f.Add(u[:cut], len(u))
+		}
+	}
 	f.Fuzz(func(t *testing.T, b []byte, wire int) {
 		wire %= 1 << 16
 		tr, n, err := DecodeTerminateCut(b, wire)
@@ -452,10 +459,27 @@ func FuzzDecodeCut(f *testing.F) {
 			t.Fatalf("cut Terminate: HdrLen %d (wire %d), payload %d octets", s.HdrLen, wire, len(s.Payload))
 		}
 		if s.HdrCut != 0 {
-			_, _, _, _, srcTO := ReadRequestKnown(s.HdrCut)
-			if s.Opcode != OpReadRequest || s.HdrCut < 4 || s.HdrCut >= ReadRequestLen || srcTO || s.Read.SrcTO != 0 ||
-				s.HdrLen != wire || s.Payload != nil || s.DDP.Len()+s.HdrCut != len(b) {
-				t.Fatalf("cut Read Request of %d octets (wire %d): %+v", len(b), wire, s)
+			m := cutHeaderLen(s.Opcode)
+			if m == 0 || s.HdrCut < 4 || s.HdrCut >= m || s.HdrLen != wire || s.Payload != nil || s.DDP.Len()+s.HdrCut != len(b) {
+				t.Fatalf("cut %v of %d octets (wire %d): %+v", s.Opcode, len(b), wire, s)
+			}
+			// The last field is past the octets captured: unknown, zero.
+			var known, zero bool
+			switch s.Opcode {
+			case OpReadRequest:
+				_, _, _, _, known = ReadRequestKnown(s.HdrCut)
+				zero = s.Read.SrcTO == 0
+			case OpAtomicRequest:
+				_, _, _, _, _, _, _, known = AtomicRequestKnown(s.HdrCut)
+				zero = s.AtomicReq.CompareMask == 0
+			case OpAtomicResponse:
+				_, known = AtomicResponseKnown(s.HdrCut)
+				zero = s.AtomicResp.OrigValue == 0
+			default:
+				zero = s.Immediate == 0
+			}
+			if known || !zero {
+				t.Fatalf("cut %v of %d octets (wire %d): fields past the cut: %+v", s.Opcode, len(b), wire, s)
 			}
 		}
 		if s.HdrLen+len(s.Payload) > len(b) && !(s.Opcode == OpTerminate && s.Term.Cut) && s.HdrCut == 0 {
