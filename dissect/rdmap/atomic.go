@@ -93,34 +93,17 @@ func DecodeAtomicRequest(b []byte) (AtomicRequest, error) {
 // decodeAtomicRequestCut reads the fields of an Atomic Request header that
 // lie wholly within b, shorter than AtomicRequestLen (DecodeCutInto).
 func decodeAtomicRequestCut(b []byte) AtomicRequest {
+	// The header's fields end at these offsets: the octets up to the
+	// last end within b are decoded, the rest read as zero.
 	var full [AtomicRequestLen]byte
-	copy(full[:], b)
+	keep := 0
+	for _, end := range [...]int{4, 8, 12, 20, 28, 36, 44} {
+		if len(b) >= end {
+			keep = end
+		}
+	}
+	copy(full[:], b[:keep])
 	r, _ := DecodeAtomicRequest(full[:])
-	op, id, stag, to, asd, asm, cd, cm := AtomicRequestKnown(len(b))
-	if !op {
-		r.Rsvd, r.Op = 0, 0
-	}
-	if !id {
-		r.ReqID = 0
-	}
-	if !stag {
-		r.RemoteSTag = 0
-	}
-	if !to {
-		r.RemoteTO = 0
-	}
-	if !asd {
-		r.AddSwapData = 0
-	}
-	if !asm {
-		r.AddSwapMask = 0
-	}
-	if !cd {
-		r.CompareData = 0
-	}
-	if !cm {
-		r.CompareMask = 0
-	}
 	return r
 }
 
