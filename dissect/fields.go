@@ -118,7 +118,7 @@ var fields = [...]Field{
 	{Name: "rdmap.read.src_stag", Aliases: []string{"iwarp_rdma.srcstag"}, Type: TypeHex, Bits: 32, Desc: "Data Source STag", Ref: "RFC 5040 §4.4"},
 	{Name: "rdmap.read.src_to", Aliases: []string{"iwarp_rdma.srcto"}, Type: TypeHex, Bits: 64, Desc: "Data Source tagged offset", Ref: "RFC 5040 §4.4"},
 	{Name: "rdmap.read.captured", Type: TypeUint, Desc: "octets of the header captured, when the capture cut it (snap length); the fields past them are absent", Ref: "RFC 5040 §4.4"},
-	{Name: "rdmap.immediate", Type: TypeHex, Bits: 64, Desc: "immediate data (8 octets)", Ref: "RFC 7306 §5.1"},
+	{Name: "rdmap.immediate", Type: TypeHex, Bits: 64, Desc: "immediate data (8 octets); absent when the capture cut them (snap length)", Ref: "RFC 7306 §5.1"},
 	{Name: "rdmap.atomic", Type: TypeObject, Desc: "atomic request or response header", Ref: "RFC 7306 §6"},
 	{Name: "rdmap.atomic.op", Aliases: []string{"iwarp_rdma.atomic.opcode"}, Type: TypeUint, Desc: "atomic operation: 0 FetchAdd, 1 Swap, 2 CmpSwap (request)", Ref: "RFC 7306 §6.1"},
 	{Name: "rdmap.atomic.req_id", Aliases: []string{"iwarp_rdma.atomic.request_identifier"}, Type: TypeUint, Desc: "request identifier (request)", Ref: "RFC 7306 §6.1"},
@@ -130,6 +130,7 @@ var fields = [...]Field{
 	{Name: "rdmap.atomic.compare_mask", Type: TypeHex, Bits: 64, Desc: "compare mask (CmpSwap) (request)", Ref: "RFC 7306 §6.1"},
 	{Name: "rdmap.atomic.orig_req_id", Aliases: []string{"iwarp_rdma.atomic.original_request_identifier"}, Type: TypeUint, Desc: "identifier of the request answered (response)", Ref: "RFC 7306 §6.2"},
 	{Name: "rdmap.atomic.orig_value", Aliases: []string{"iwarp_rdma.atomic.original_remote_data_value"}, Type: TypeUint, Desc: "the remote 8 octets before the operation (response)", Ref: "RFC 7306 §6.2"},
+	{Name: "rdmap.atomic.captured", Type: TypeUint, Desc: "octets of the header captured, when the capture cut it (snap length); the fields past them are absent", Ref: "RFC 7306 §6"},
 
 	// Terminate (RFC 5040 §4.8).
 	{Name: "rdmap.term", Aliases: []string{"iwarp_rdma.terminate"}, Type: TypeObject, Desc: "Terminate header", Ref: "RFC 5040 §4.8"},
