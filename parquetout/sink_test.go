@@ -2,25 +2,18 @@ package parquetout_test
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-
 	"github.com/iwarpkit/iwarpkit/flows"
 	"github.com/iwarpkit/iwarpkit/format"
+	"github.com/iwarpkit/iwarpkit/internal/testutil/rowtest"
 	"github.com/iwarpkit/iwarpkit/parquetout"
 	"github.com/iwarpkit/iwarpkit/shard/shardtest"
 	"github.com/iwarpkit/iwarpkit/synth"
@@ -69,141 +62,14 @@ func jsonRows(t *testing.T, recs []*flows.Record) map[string][]map[string]string
 	t.Helper()
 	out := map[string][]map[string]string{}
 	for _, r := range recs {
-		line := format.AppendJSON(nil, format.Fields(r))
-		dec := json.NewDecoder(bytes.NewReader(line))
-		dec.UseNumber()
-		var obj map[string]any
-		if err := dec.Decode(&obj); err != nil {
-			t.Fatalf("bad JSON line %s: %v", line, err)
+		row, err := rowtest.JSONRow(format.AppendJSON(nil, format.Fields(r)))
+		if err != nil {
+			t.Fatal(err)
 		}
-		row := map[string]string{}
-		flattenJSON(row, "", obj)
 		tbl := tableOf[r.Type.String()]
 		out[tbl] = append(out[tbl], row)
 	}
 	return out
-}
-
-func flattenJSON(row map[string]string, prefix string, obj map[string]any) {
-	for k, v := range obj {
-		p := k
-		if prefix != "" {
-			p = prefix + "." + k
-		}
-		switch v := v.(type) {
-		case nil:
-		case map[string]any:
-			flattenJSON(row, p, v)
-		default:
-			row[p] = canon(v)
-		}
-	}
-}
-
-// canon prints a value of either side in one notation: numbers in decimal,
-// strings quoted, lists in brackets, objects with sorted keys.
-func canon(v any) string {
-	switch v := v.(type) {
-	case json.Number:
-		return v.String()
-	case int64:
-		return strconv.FormatInt(v, 10)
-	case uint64:
-		return strconv.FormatUint(v, 10)
-	case bool:
-		return strconv.FormatBool(v)
-	case string:
-		return strconv.Quote(v)
-	case []any:
-		s := make([]string, len(v))
-		for i, e := range v {
-			s[i] = canon(e)
-		}
-		return "[" + strings.Join(s, ",") + "]"
-	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			if v[k] != nil {
-				keys = append(keys, k)
-			}
-		}
-		sort.Strings(keys)
-		s := make([]string, len(keys))
-		for i, k := range keys {
-			s[i] = k + ":" + canon(v[k])
-		}
-		return "{" + strings.Join(s, ",") + "}"
-	}
-	return fmt.Sprintf("?%T(%v)", v, v)
-}
-
-// arrowValue reads row i of an Arrow array as a plain Go value (nil for
-// null), descending into lists and structs.
-func arrowValue(t *testing.T, a arrow.Array, i int) any {
-	if a.IsNull(i) {
-		return nil
-	}
-	switch a := a.(type) {
-	case *array.Int64:
-		return a.Value(i)
-	case *array.Uint64:
-		return a.Value(i)
-	case *array.Boolean:
-		return a.Value(i)
-	case *array.String:
-		return a.Value(i)
-	case *array.List:
-		start, end := a.ValueOffsets(i)
-		l := make([]any, 0, end-start)
-		for j := start; j < end; j++ {
-			l = append(l, arrowValue(t, a.ListValues(), int(j)))
-		}
-		return l
-	case *array.Struct:
-		st := a.DataType().(*arrow.StructType)
-		m := map[string]any{}
-		for f := range st.NumFields() {
-			m[st.Field(f).Name] = arrowValue(t, a.Field(f), i)
-		}
-		return m
-	}
-	t.Fatalf("unexpected Arrow array %T (%v)", a, a.DataType())
-	return nil
-}
-
-// readTable reads a Parquet file with the Apache Arrow Go implementation
-// (an independent reader: not the library that wrote it) and returns its
-// rows, flattened like jsonRows, and its Arrow schema.
-func readTable(t *testing.T, path string) ([]map[string]string, *arrow.Schema) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tbl, err := pqarrow.ReadTable(context.Background(), f, nil, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatalf("arrow: read %s: %v", path, err)
-	}
-	defer tbl.Release()
-	rows := make([]map[string]string, tbl.NumRows())
-	for i := range rows {
-		rows[i] = map[string]string{}
-	}
-	for c := range int(tbl.NumCols()) {
-		col := tbl.Column(c)
-		name := col.Name()
-		base := 0
-		for _, chunk := range col.Data().Chunks() {
-			for i := range chunk.Len() {
-				if v := arrowValue(t, chunk, i); v != nil {
-					rows[base+i][name] = canon(v)
-				}
-			}
-			base += chunk.Len()
-		}
-	}
-	return rows, tbl.Schema()
 }
 
 func writeSink(t *testing.T, dir, name string, recs []*flows.Record) *parquetout.Sink {
@@ -248,7 +114,7 @@ func TestTablesMatchJSONL(t *testing.T) {
 		}
 		want := jsonRows(t, recs)
 		for _, tbl := range parquetout.Tables {
-			got, sch := readTable(t, parquetout.Path(dir, tbl, name))
+			got, sch := rowtest.ReadParquet(t, parquetout.Path(dir, tbl, name))
 			if prev, ok := schemas[tbl]; ok && prev != sch.String() {
 				t.Errorf("%s/%s: schema differs from the other files:\n%s\nvs\n%s", tbl, name, sch, prev)
 			}
@@ -346,7 +212,7 @@ func TestColumnTypes(t *testing.T) {
 		parquetout.TableMPA:      {"pd": "utf8", "enhanced.ird": "int64", "findings": "list<element: struct<severity: utf8, code: utf8, msg: utf8, frames: list<element: int64>, ref: utf8>>"},
 	}
 	for tbl, cols := range want {
-		rows, sch := readTable(t, parquetout.Path(dir, tbl, "empty"))
+		rows, sch := rowtest.ReadParquet(t, parquetout.Path(dir, tbl, "empty"))
 		if len(rows) != 0 {
 			t.Errorf("%s: %d rows in an empty table", tbl, len(rows))
 		}
@@ -499,7 +365,7 @@ func TestFileRows(t *testing.T) {
 			var got []map[string]string
 			for k := range parts {
 				p := parquetout.PartPath(dir, tbl, "m", k)
-				rows, _ := readTable(t, p)
+				rows, _ := rowtest.ReadParquet(t, p)
 				if len(rows) > int(fileRows) || (k < parts-1 && len(rows) != int(fileRows)) {
 					t.Errorf("FileRows %d: %s holds %d rows", fileRows, p, len(rows))
 				}

@@ -2,27 +2,20 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-
 	"github.com/iwarpkit/iwarpkit/capture"
 	"github.com/iwarpkit/iwarpkit/flows"
 	"github.com/iwarpkit/iwarpkit/format"
+	"github.com/iwarpkit/iwarpkit/internal/testutil/rowtest"
 	"github.com/iwarpkit/iwarpkit/parquetout"
 	"github.com/iwarpkit/iwarpkit/shard/shardtest"
 	"github.com/iwarpkit/iwarpkit/synth"
@@ -302,150 +295,27 @@ func TestParquetShardsMatchJSONL(t *testing.T) {
 	}
 }
 
-// jsonRowNoConn flattens one JSON Lines record (objects joined with dots,
-// nulls dropped) without its "conn" key, as sorted "key=value" text.
+// jsonRowNoConn flattens one JSON Lines record without its "conn" key
+// (rowtest.JSONRow, rowtest.Join).
 func jsonRowNoConn(t *testing.T, line []byte) string {
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.UseNumber()
-	var obj map[string]any
-	if err := dec.Decode(&obj); err != nil {
+	t.Helper()
+	row, err := rowtest.JSONRow(line)
+	if err != nil {
 		t.Fatal(err)
 	}
-	flat := map[string]string{}
-	var walk func(prefix string, o map[string]any)
-	walk = func(prefix string, o map[string]any) {
-		for k, v := range o {
-			p := k
-			if prefix != "" {
-				p = prefix + "." + k
-			}
-			switch v := v.(type) {
-			case nil:
-			case map[string]any:
-				walk(p, v)
-			default:
-				flat[p] = canonValue(v)
-			}
-		}
-	}
-	walk("", obj)
-	delete(flat, "conn")
-	return joinRow(flat)
-}
-
-func joinRow(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		b.WriteString(k + "=" + m[k] + ";")
-	}
-	return b.String()
-}
-
-func canonValue(v any) string {
-	switch v := v.(type) {
-	case json.Number:
-		return v.String()
-	case int64:
-		return strconv.FormatInt(v, 10)
-	case uint64:
-		return strconv.FormatUint(v, 10)
-	case bool:
-		return strconv.FormatBool(v)
-	case string:
-		return strconv.Quote(v)
-	case []any:
-		s := make([]string, len(v))
-		for i, e := range v {
-			s[i] = canonValue(e)
-		}
-		return "[" + strings.Join(s, ",") + "]"
-	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			if v[k] != nil {
-				keys = append(keys, k)
-			}
-		}
-		sort.Strings(keys)
-		s := make([]string, len(keys))
-		for i, k := range keys {
-			s[i] = k + ":" + canonValue(v[k])
-		}
-		return "{" + strings.Join(s, ",") + "}"
-	}
-	return "?"
-}
-
-func arrowGo(a arrow.Array, i int) any {
-	if a.IsNull(i) {
-		return nil
-	}
-	switch a := a.(type) {
-	case *array.Int64:
-		return a.Value(i)
-	case *array.Uint64:
-		return a.Value(i)
-	case *array.Boolean:
-		return a.Value(i)
-	case *array.String:
-		return a.Value(i)
-	case *array.List:
-		s, e := a.ValueOffsets(i)
-		l := make([]any, 0, e-s)
-		for j := s; j < e; j++ {
-			l = append(l, arrowGo(a.ListValues(), int(j)))
-		}
-		return l
-	case *array.Struct:
-		st := a.DataType().(*arrow.StructType)
-		m := map[string]any{}
-		for f := range st.NumFields() {
-			m[st.Field(f).Name] = arrowGo(a.Field(f), i)
-		}
-		return m
-	}
-	return struct{}{} // canonValue prints "?": a type the test does not expect
+	delete(row, "conn")
+	return rowtest.Join(row)
 }
 
 // arrowRowsNoConn reads a Parquet file with Apache Arrow and returns its
 // rows like jsonRowNoConn.
 func arrowRowsNoConn(t *testing.T, path string) []string {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tbl, err := pqarrow.ReadTable(context.Background(), f, nil, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatalf("arrow: %s: %v", path, err)
-	}
-	defer tbl.Release()
-	rows := make([]map[string]string, tbl.NumRows())
-	for i := range rows {
-		rows[i] = map[string]string{}
-	}
-	for c := range int(tbl.NumCols()) {
-		col := tbl.Column(c)
-		base := 0
-		for _, ch := range col.Data().Chunks() {
-			for i := range ch.Len() {
-				if v := arrowGo(ch, i); v != nil {
-					rows[base+i][col.Name()] = canonValue(v)
-				}
-			}
-			base += ch.Len()
-		}
-	}
+	rows, _ := rowtest.ReadParquet(t, path)
 	out := make([]string, len(rows))
 	for i, r := range rows {
 		delete(r, "conn")
-		out[i] = joinRow(r)
+		out[i] = rowtest.Join(r)
 	}
 	return out
 }
