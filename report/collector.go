@@ -164,8 +164,10 @@ type findKey struct {
 // findCause tells apart the rows of one code whose findings have different
 // causes. For rdmap.terminate it is the Terminate's Layer, EType and Code
 // (RFC 5040 §4.8 Figure 9) when the record carries the Terminate, and the
-// message when not (a finding record); zero for every other code, which
-// gets one row.
+// message when not (a finding record); for mpa.rejected the message with
+// its frame numbers left out (the reason: what the application's private
+// data reads, or what an RNIC's own reject points at); zero for every
+// other code, which gets one row.
 type findCause struct {
 	term   [3]uint8 // Layer, EType, Code
 	isTerm bool
@@ -178,6 +180,9 @@ type findCause struct {
 // told apart by their Layer, EType and Code: four connections terminated
 // for four causes were one row that gave the first cause four times.
 func causeOf(r *flows.Record, f *dissect.Finding) findCause {
+	if f.Code == codeRejected {
+		return findCause{msg: withoutFrames(f.Msg)}
+	}
 	if f.Code != rdmap.CodeTerminate {
 		return findCause{}
 	}
@@ -193,6 +198,30 @@ func causeOf(r *flows.Record, f *dissect.Finding) findCause {
 	}
 	t := &seg.Term
 	return findCause{term: [3]uint8{t.Layer, t.EType, t.Code}, isTerm: true}
+}
+
+// codeRejected is the code of flows' finding on an MPA Reply with R set.
+const codeRejected = "mpa.rejected"
+
+// withoutFrames returns msg with the number after every "frame " left out,
+// so that findings which differ only in the frames they point at (the
+// MPA Request of each rejected connection) are one row.
+func withoutFrames(msg string) string {
+	const w = "frame "
+	if !strings.Contains(msg, w) {
+		return msg
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(msg, w)
+		if i < 0 {
+			b.WriteString(msg)
+			return b.String()
+		}
+		b.WriteString(msg[:i+len(w)])
+		msg = msg[i+len(w):]
+		msg = strings.TrimLeft(msg, "0123456789")
+	}
 }
 
 // findAgg is one row of the findings table.

@@ -547,3 +547,16 @@ func TestConnMemory(t *testing.T) {
 		t.Errorf("%d octets of heap per connection, want at most 256", packed)
 	}
 }
+
+func TestWithoutFrames(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"no frames here", "no frames here"},
+		{"the Request (frame 4) asked for markers", "the Request (frame ) asked for markers"},
+		{"frame 12 and frame 345, frame x", "frame  and frame , frame x"},
+		{"ends with frame 7", "ends with frame "},
+	} {
+		if got := withoutFrames(c.in); got != c.want {
+			t.Errorf("withoutFrames(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -19,7 +19,7 @@
 //   - Deterministic output. Every table, XML and JSON document and the HTML
 //     page depend only on the records added, in the order added: rows are
 //     sorted (connections by id, opcodes by value, findings by severity then
-//     code, a Terminate's causes by first frame), never in map order, and
+//     code, a Terminate's causes and a rejection's reasons by first frame), never in map order, and
 //     nothing reads the clock.
 //   - Independent numbers. The tests check the counts against tshark and
 //     the capture manifest, and the latencies against timestamps that tshark

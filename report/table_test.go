@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,9 +12,11 @@ import (
 	"time"
 
 	"github.com/iwarpkit/iwarpkit/dissect"
+	"github.com/iwarpkit/iwarpkit/dissect/mpa"
 	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
 	"github.com/iwarpkit/iwarpkit/flows"
 	"github.com/iwarpkit/iwarpkit/internal/testutil"
+	"github.com/iwarpkit/iwarpkit/synth"
 )
 
 // decodeMerged decodes the bundled captures files (paths under testdata)
@@ -24,7 +27,10 @@ func decodeMerged(t *testing.T, files ...string) []*flows.Record {
 	t.Helper()
 	var recs []*flows.Record
 	for k, f := range files {
-		for _, r := range testutil.Decode(t, filepath.Join("..", "testdata", f), flows.Options{}) {
+		if !filepath.IsAbs(f) {
+			f = filepath.Join("..", "testdata", f)
+		}
+		for _, r := range testutil.Decode(t, f, flows.Options{}) {
 			off := uint64(k * 1000)
 			if r.Conn >= 0 {
 				r.Conn += k * 1000
@@ -407,5 +413,52 @@ func TestConnTCPColumns(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestRejectRowPerReason: the mpa.rejected rows of -z findings tell the
+// reasons apart: the siw capture whose iwtest server rejected with
+// "iwtest-server-REJECT" and the synth one with the same private data are
+// one row of 2, a synth rejection with other private data ("server-full")
+// a row of its own, and an RNIC's own reject of a Request with markers
+// (a warning) one more; the messages name the reason (flows' rejectCause).
+func TestRejectRowPerReason(t *testing.T) {
+	c := synth.Conn{Initiator: netip.MustParseAddrPort("192.0.2.2:40100"), Responder: netip.MustParseAddrPort("192.0.2.1:7174"),
+		Handshake: true, MPA: &synth.MPAParams{
+			Request: synth.MPAFrame{Rev: 2, Enhanced: &mpa.Enhanced{IRD: 4, ORD: 4}, PD: []byte("client\x00")},
+			Reply:   synth.MPAFrame{Rev: 2, R: true, Enhanced: &mpa.Enhanced{IRD: 4, ORD: 4}, PD: []byte("server-full\x00")},
+		}}
+	path := filepath.Join(t.TempDir(), "full.pcap")
+	if _, err := synth.WriteFiles(synth.Scenario{Conns: []synth.Conn{c}}, path); err != nil {
+		t.Fatal(err)
+	}
+	recs := decodeMerged(t, "siw/reject_app_v2.pcap", "synth/reject.pcap", "siw/mpareq_markers.pcap", path)
+	col := NewCollector()
+	for _, r := range recs {
+		col.Add(r)
+	}
+	var b strings.Builder
+	if err := col.WriteFindings(&b); err != nil {
+		t.Fatal(err)
+	}
+	hdr, rows := tableRows(t, b.String())
+	k := columns(t, hdr, "Severity", "Code", "Count", "Message")
+	got := map[string]string{} // reason -> severity and count
+	for _, r := range rows {
+		if r[k["Code"]] != "mpa.rejected" {
+			continue
+		}
+		reason := "rnic"
+		for _, pd := range []string{"iwtest-server-REJECT", "server-full"} {
+			if strings.Contains(r[k["Message"]], `"`+pd+`"`) {
+				reason = pd
+			}
+		}
+		got[reason] += r[k["Severity"]] + " " + r[k["Count"]]
+	}
+	want := map[string]string{"iwtest-server-REJECT": "note 2", "server-full": "note 1", "rnic": "warning 1"}
+	if len(got) != len(want) || got["iwtest-server-REJECT"] != want["iwtest-server-REJECT"] ||
+		got["server-full"] != want["server-full"] || got["rnic"] != want["rnic"] {
+		t.Errorf("mpa.rejected rows %v, want %v\n%s", got, want, b.String())
 	}
 }
