@@ -15,7 +15,9 @@
 #   -q -z conn with 1 and 2 workers on the same packets as pcapng (editcap)
 #   a display filter, iwarpdump -Y and tshark -Y, matching the Sends
 # and first the machine's parallel ceiling (bench/ceiling: the speed-up of a
-# CPU-bound loop on 2 goroutines), the most any 2-worker ratio can show.
+# CPU-bound loop on 2 goroutines), the most any 2-worker ratio can show, and
+# the round trip of a cache line between its first two CPUs, which the
+# chunks a -j 2 reader hands to a worker on the other core pay.
 # Each round also runs two `iwarpdump -q -z conn` processes side by side:
 # two decoders that share nothing but the machine (caches, memory, the
 # host's other tenants). Their throughput over one decoder's is the most a
@@ -66,7 +68,7 @@ cached "$pcap" "$pcapng"
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "workload: $pcap ($bytes octets), $runs runs each, median shown"
 echo "tshark: $(tshark --version | head -1)"
-"$dir/ceiling" # what 2 goroutines can gain on this machine at best
+"$dir/ceiling" # what 2 goroutines can gain on this machine at best, and the line round trip
 printf '%-38s %8s %8s %10s %12s %10s\n' command seconds "CPU s" MB/s "peak RSS" "vs tshark"
 
 # The commands run interleaved, one run of each per round, so that a machine

@@ -3,7 +3,9 @@
 // speed-up (issue 6 asks 1.7x of iwarpdump -j 2). On a VM whose two vCPUs
 // share a physical core, or a busy host, the ceiling is well below 2.
 // The work is CRC32c over a 64 KiB buffer and a hash-mixing loop, half of
-// each per run. Usage: ceiling [-n ROUNDS].
+// each per run. On Linux it then prints the round trip of a cache line
+// between two CPUs (roundTrip): what the chunks a -j 2 reader hands to
+// the worker on the other core pay. Usage: ceiling [-n ROUNDS].
 package main
 
 import (
@@ -60,4 +62,8 @@ func main() {
 	}
 	fmt.Printf("parallel ceiling: the same CPU-bound work takes %v on 1 goroutine, %v on 2: %.2fx\n",
 		best1.Round(time.Millisecond), best2.Round(time.Millisecond), float64(best1)/float64(best2))
+	if d, cpus, ok := roundTrip(200000); ok {
+		fmt.Printf("cache line round trip between CPUs %d and %d: %d ns (two pinned threads passing a counter)\n",
+			cpus[0], cpus[1], d.Nanoseconds())
+	}
 }
