@@ -100,6 +100,11 @@ type Parallel struct {
 // parallelRound is the octets copied per round of batches.
 const parallelRound = 256 << 10
 
+// parallelBatches is the batches each worker has for Packet's rounds: one
+// being filled, one decoding, one queued. DecodeChunks adds those its
+// chunk buffers need.
+const parallelBatches = 3
+
 // MaxWorkers is the most workers a Parallel runs.
 const MaxWorkers = 64
 
@@ -293,14 +298,14 @@ func NewParallel(opts Options, n int, emit func(*Record)) (*Parallel, error) {
 	n = max(1, min(n, MaxWorkers))
 	opts.fill()
 	p := &Parallel{emit: emit, maxHeld: opts.MaxHeld, recycle: opts.Recycle,
-		merged: make(chan struct{}), owners: make(chan pinfo, 4)}
+		merged: make(chan struct{}), owners: make(chan pinfo, 8)}
 	for i := 0; i < n; i++ {
-		w := &pworker{idx: i, seg: segRecords, in: make(chan *pbatch, 4), free: make(chan *pbatch, 4), back: make(chan []*Record, 4),
+		w := &pworker{idx: i, seg: segRecords, in: make(chan *pbatch, 8), free: make(chan *pbatch, 8), back: make(chan []*Record, 4),
 			backFree: make(chan []*Record, 4), spare: make(chan pround, 8)}
 		w.dec = NewDecoder(opts, nil)
 		w.dec.worker = true
 		w.dec.workers = n
-		for j := 0; j < 3; j++ {
+		for range parallelBatches {
 			w.free <- &pbatch{}
 		}
 		res := make(chan pround, 4)
@@ -862,13 +867,27 @@ func (c *chunkBuf) done() {
 // and returns the number of packets read and the reader's error (nil at a
 // clean end of the file).
 func (p *Parallel) DecodeChunks(ctx context.Context, cr *capture.ChunkReader) (uint64, error) {
-	// Chunk buffers: one a worker still decodes, one the other has
-	// started, one being read. A fourth bought nothing on the workload
-	// (0.22 s either way, 7 interleaved rounds; two took 0.24 s) and held
-	// 1 MiB more; again once the workers gave the buffers back themselves
-	// (3: 0.215 s, 4: 0.27, 6: 0.26, 2: 0.235; 9 rounds).
-	const bufs = 3
+	// Chunk buffers: enough for a worker to run some chunks ahead of
+	// the other, whose share of a chunk may be all of it or none, and for
+	// the reader, which waits for a core while both workers run, to have
+	// the next chunks read before a worker needs them. Three (one a
+	// worker still decodes, one the other has started, one being read)
+	// left the workers blocked 27-42 ms of a 90-100 ms -j 2 -q -z conn
+	// on the workload, waiting for a chunk while the reader waited for
+	// the slower worker's buffer, and six 10 ms: 0.0845 s against 0.0939
+	// s (7 interleaved rounds; 4: 0.0917, 5: 0.0860, 8: 0.0860). Sessions
+	// 14-15 had measured 4 and 6 as no better, but then each worker had
+	// only 3 batches (below), which held the reader to 2 chunks ahead
+	// whatever the buffers.
+	const bufs = 6
 	p.chunks = make(chan *chunkBuf, bufs)
+	// A batch per chunk in flight and the one p.cur holds for Close, in
+	// every worker.
+	for _, w := range p.workers {
+		for range bufs + 1 - parallelBatches {
+			w.free <- &pbatch{}
+		}
+	}
 	// As many as can be in flight: a round queued for the merge
 	// (p.owners), the merge's own and the reader's next. With room for
 	// bufs alone, those the merge gave back past three were dropped and
