@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"runtime/trace"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -61,5 +62,59 @@ func TestSummarize(t *testing.T) {
 	}
 	if slept.blocked < d*9/10 || slept.run > d/3 {
 		t.Errorf("sleeper: %+v, want %v blocked", *slept, d)
+	}
+}
+
+// receiver blocks on ch until sender, 30 ms later, sends.
+func receiver(ch <-chan int) { <-ch }
+
+func sender(ch chan<- int) {
+	time.Sleep(30 * time.Millisecond)
+	ch <- 1
+}
+
+// TestWaits traces a goroutine blocked on a channel that another fills 30
+// ms later: the receiver's blocked time must be put on the receive in
+// receiver, and its runnable time on the sender that woke it.
+func TestWaits(t *testing.T) {
+	var buf bytes.Buffer
+	if err := trace.Start(&buf); err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan int)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); receiver(ch) }()
+	go func() { defer wg.Done(); sender(ch) }()
+	wg.Wait()
+	trace.Stop()
+	groups, _, err := summarize(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recv *stats
+	for _, s := range groups {
+		if s.name == "github.com/iwarpkit/iwarpkit/bench/goroutines.TestWaits.func1" {
+			recv = s
+		}
+	}
+	if recv == nil {
+		t.Fatal("the receiving goroutine is missing")
+	}
+	var blocked, woken *wait
+	for _, w := range sortedWaits(recv) {
+		t.Logf("%s %v x%d: %s", w.waitKey.state, w.total, len(w.ds), w.cause)
+		switch {
+		case w.waitKey.state == "blocked" && strings.HasPrefix(w.cause, "chan receive at bench/goroutines.receiver:"):
+			blocked = w
+		case w.waitKey.state == "runnable" && w.cause == "woken by bench/goroutines.TestWaits.func2":
+			woken = w
+		}
+	}
+	if blocked == nil || blocked.total < 25*time.Millisecond {
+		t.Errorf("blocked at the receive in receiver: %+v, want 25 ms or more", blocked)
+	}
+	if woken == nil || len(woken.ds) != 1 {
+		t.Errorf("runnable once after the sender woke it: %+v", woken)
 	}
 }
