@@ -18,34 +18,47 @@ func spin(d time.Duration) {
 // sleeper blocks for d.
 func sleeper(d time.Duration) { time.Sleep(d) }
 
-// TestSummarize traces a goroutine that spins for 30 ms and one that
-// sleeps for 30 ms: the first must be summed as running for most of its
-// time, the second as blocked, each under its start function.
-func TestSummarize(t *testing.T) {
+// traceTwo runs a and b on two goroutines (started as traceTwo.func1 and
+// traceTwo.func2) under an execution trace and summarizes it.
+func traceTwo(t *testing.T, a, b func()) ([]*stats, time.Duration) {
+	t.Helper()
 	var buf bytes.Buffer
 	if err := trace.Start(&buf); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
-	const d = 30 * time.Millisecond
 	wg.Add(2)
-	go func() { defer wg.Done(); spin(d) }()
-	go func() { defer wg.Done(); sleeper(d) }()
+	go func() { defer wg.Done(); a() }()
+	go func() { defer wg.Done(); b() }()
 	wg.Wait()
 	trace.Stop()
 	groups, span, err := summarize(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return groups, span
+}
+
+const (
+	first  = "github.com/iwarpkit/iwarpkit/bench/goroutines.traceTwo.func1"
+	second = "github.com/iwarpkit/iwarpkit/bench/goroutines.traceTwo.func2"
+)
+
+// TestSummarize traces a goroutine that spins for 30 ms and one that
+// sleeps for 30 ms: the first must be summed as running for most of its
+// time, the second as blocked, each under its start function.
+func TestSummarize(t *testing.T) {
+	const d = 30 * time.Millisecond
+	groups, span := traceTwo(t, func() { spin(d) }, func() { sleeper(d) })
 	if span < d {
 		t.Errorf("span %v, want %v or more", span, d)
 	}
 	var spun, slept *stats
 	for _, s := range groups {
 		switch s.name {
-		case "github.com/iwarpkit/iwarpkit/bench/goroutines.TestSummarize.func1":
+		case first:
 			spun = s
-		case "github.com/iwarpkit/iwarpkit/bench/goroutines.TestSummarize.func2":
+		case second:
 			slept = s
 		}
 	}
@@ -77,24 +90,11 @@ func sender(ch chan<- int) {
 // ms later: the receiver's blocked time must be put on the receive in
 // receiver, and its runnable time on the sender that woke it.
 func TestWaits(t *testing.T) {
-	var buf bytes.Buffer
-	if err := trace.Start(&buf); err != nil {
-		t.Fatal(err)
-	}
 	ch := make(chan int)
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); receiver(ch) }()
-	go func() { defer wg.Done(); sender(ch) }()
-	wg.Wait()
-	trace.Stop()
-	groups, _, err := summarize(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	groups, _ := traceTwo(t, func() { receiver(ch) }, func() { sender(ch) })
 	var recv *stats
 	for _, s := range groups {
-		if s.name == "github.com/iwarpkit/iwarpkit/bench/goroutines.TestWaits.func1" {
+		if s.name == first {
 			recv = s
 		}
 	}
@@ -107,7 +107,7 @@ func TestWaits(t *testing.T) {
 		switch {
 		case w.waitKey.state == "blocked" && strings.HasPrefix(w.cause, "chan receive at bench/goroutines.receiver:"):
 			blocked = w
-		case w.waitKey.state == "runnable" && w.cause == "woken by bench/goroutines.TestWaits.func2":
+		case w.waitKey.state == "runnable" && w.cause == "woken by "+short(second):
 			woken = w
 		}
 	}
