@@ -64,7 +64,7 @@ type summary struct {
 	bucket time.Duration
 }
 
-// busy returns the running and system-call time of every group.
+// busy returns the busy time of every group together (stats.busyTotal).
 func (sm *summary) busy() time.Duration {
 	var d time.Duration
 	for _, s := range sm.groups {
@@ -378,7 +378,7 @@ func printTimeline(w io.Writer, sm *summary) {
 			rest = append(rest, s)
 		}
 	}
-	fmt.Fprintf(w, "\nmilliseconds busy (running or in a system call) in each %v:\n", sm.bucket)
+	fmt.Fprintf(w, "\nmilliseconds busy (running, or in a system call through syscall or x/sys/unix) in each %v:\n", sm.bucket)
 	for i, s := range cols {
 		fmt.Fprintf(w, "  %c  %s (%d)\n", 'A'+i, s.name, s.n)
 	}
