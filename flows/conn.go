@@ -188,19 +188,14 @@ func (c *conn) packet(p *capture.Packet) {
 	if wire < len(p.Payload) {
 		wire = len(p.Payload)
 	}
-	seg := reassembly.Segment{
-		Seq:       reassembly.SeqNum(p.Seq),
-		Flags:     fl,
-		Payload:   p.Payload,
-		Frame:     p.Frame,
-		TS:        p.TS,
-		Truncated: wire > len(p.Payload),
-		WireLen:   wire,
-		FilePos:   p.PayloadPos,
-	}
+	// Set field by field: a composite literal is built aside and copied,
+	// and Add's first loads of the copy stalled (store-to-load forwarding).
+	var seg reassembly.Segment
+	seg.Seq, seg.Flags, seg.Payload, seg.Frame = reassembly.SeqNum(p.Seq), fl, p.Payload, p.Frame
+	seg.TS, seg.Truncated, seg.WireLen, seg.FilePos = p.TS, wire > len(p.Payload), wire, p.PayloadPos
 	dir := c.dirs[s]
 	dir.lastTS = p.TS
-	dir.stream.Add(seg, dir)
+	dir.stream.Add(&seg, dir)
 	if dir.hasPending() {
 		c.d.addPending(dir)
 	}

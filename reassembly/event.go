@@ -59,8 +59,9 @@ type Options struct {
 // Chunk is a run of contiguous in-order octets, all from one frame. Off is
 // the 64-bit stream offset of Data[0] (0 = the first octet after the SYN,
 // or the first octet seen when the SYN was not captured) and Seq its TCP
-// sequence number. Data is valid only during the Handler call: it aliases
-// the Segment's Payload or the Stream's buffer.
+// sequence number. The Chunk and its Data are valid only during the
+// Handler call: Data aliases the Segment's Payload or the Stream's buffer,
+// and the Stream reuses the Chunk.
 type Chunk struct {
 	Off   uint64
 	Seq   SeqNum
@@ -130,6 +131,6 @@ type Event struct {
 
 // Handler receives a Stream's output, in stream order for Data.
 type Handler interface {
-	Data(c Chunk)
+	Data(c *Chunk)
 	Event(e Event)
 }

@@ -10,7 +10,7 @@ import (
 // printer is a Handler that prints what the stream reports.
 type printer struct{}
 
-func (printer) Data(c reassembly.Chunk) {
+func (printer) Data(c *reassembly.Chunk) {
 	fmt.Printf("data  off=%d seq=%d %q (frame %d)\n", c.Off, c.Seq, c.Data, c.Frame)
 }
 
@@ -30,7 +30,7 @@ func ExampleStream() {
 		{Seq: 4294967291, Payload: []byte("iWAR"), Frame: 4},             // retransmission
 		{Seq: 13, Payload: []byte("!"), Flags: reassembly.FIN, Frame: 5}, // after a lost segment
 	} {
-		s.Add(seg, h)
+		s.Add(&seg, h)
 	}
 	s.Flush(h) // end of capture: give up the hole
 	// Output:

@@ -12,7 +12,7 @@ import (
 // logger logs everything a Stream hands its Handler.
 type logger struct{ log []string }
 
-func (r *logger) Data(c Chunk) {
+func (r *logger) Data(c *Chunk) {
 	r.log = append(r.log, fmt.Sprintf("data off=%d seq=%d frame=%d %x", c.Off, c.Seq, c.Frame, c.Data))
 }
 
@@ -46,10 +46,10 @@ func sameFromFile(t *testing.T, isn SeqNum, ops []byte, window int) (compared in
 			filed.Flush(rf)
 			continue
 		}
-		copied.Add(st.seg, rc)
+		copied.Add(&st.seg, rc)
 		seg := st.seg
 		seg.FilePos = pos[i]
-		filed.Add(seg, rf)
+		filed.Add(&seg, rf)
 		if n := len(filed.refs) - filed.rhead; n > maxRefs || n < 0 {
 			t.Fatalf("%d refs", n)
 		}
@@ -123,7 +123,7 @@ func TestFileNoCopy(t *testing.T) {
 	s := NewStream(Options{Window: 1000, File: rd})
 	var r logger
 	for i := range 10 {
-		s.Add(Segment{Seq: SeqNum(1 + 300*i), Payload: file[1+300*i : 1+300*(i+1)], FilePos: int64(1 + 300*i)}, &r)
+		s.Add(&Segment{Seq: SeqNum(1 + 300*i), Payload: file[1+300*i : 1+300*(i+1)], FilePos: int64(1 + 300*i)}, &r)
 	}
 	if s.hist != nil {
 		t.Fatal("octets with a FilePos were copied")
@@ -134,13 +134,13 @@ func TestFileNoCopy(t *testing.T) {
 		t.Fatalf("%d refs kept, want 4", n)
 	}
 	r.log = nil
-	s.Add(Segment{Seq: SeqNum(1 + 300*8), Payload: slices.Clone(file[1+300*8 : 1+300*9])}, &r)
+	s.Add(&Segment{Seq: SeqNum(1 + 300*8), Payload: slices.Clone(file[1+300*8 : 1+300*9])}, &r)
 	bad := slices.Clone(file[1+300*9 : 1+300*10])
 	bad[100]++
-	s.Add(Segment{Seq: SeqNum(1 + 300*9), Payload: bad}, &r)
+	s.Add(&Segment{Seq: SeqNum(1 + 300*9), Payload: bad}, &r)
 	// A file cut short: what it no longer has cannot be compared.
 	s.file = bytes.NewReader(file[:1+300*9])
-	s.Add(Segment{Seq: SeqNum(1 + 300*9), Payload: bad}, &r)
+	s.Add(&Segment{Seq: SeqNum(1 + 300*9), Payload: bad}, &r)
 	want := []string{
 		"Retransmit off=2400 seq=2401 len=300 frame=0",
 		"Conflict off=2700 seq=2701 len=300 frame=0",
@@ -157,7 +157,7 @@ func TestFileInOrderNoAllocs(t *testing.T) {
 	var h nopHandler
 	seq := SeqNum(1)
 	n := testing.AllocsPerRun(1000, func() {
-		s.Add(Segment{Seq: seq, Payload: file[1:], FilePos: 1}, h)
+		s.Add(&Segment{Seq: seq, Payload: file[1:], FilePos: 1}, h)
 		seq = seq.Add(1460)
 	})
 	if n != 0 {

@@ -78,7 +78,7 @@ func FuzzReassemble(f *testing.F) {
 				continue
 			}
 			hasFIN = hasFIN || st.seg.Flags&FIN != 0
-			s.Add(st.seg, c)
+			s.Add(&st.seg, c)
 			ref.add(st.seg)
 			if acks {
 				s.PeerAck(st.seg.Seq.Add(int(isn>>8)%2048), c)
@@ -126,7 +126,7 @@ func FuzzReset(f *testing.F) {
 					s.Flush(&l)
 					continue
 				}
-				s.Add(st.seg, &l)
+				s.Add(&st.seg, &l)
 			}
 			s.Flush(&l)
 			return l.log
@@ -135,7 +135,7 @@ func FuzzReset(f *testing.F) {
 		// Left with pieces buffered: no Flush.
 		for _, st := range decodeOps(SeqNum(isn), first) {
 			if !st.flush {
-				used.Add(st.seg, &logger{})
+				used.Add(&st.seg, &logger{})
 			}
 		}
 		used.Reset(opts)

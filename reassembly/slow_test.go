@@ -139,7 +139,7 @@ type checker struct {
 
 func newChecker(t testing.TB) *checker { return &checker{t: t, got: map[uint64]byte{}} }
 
-func (c *checker) Data(ch Chunk) {
+func (c *checker) Data(ch *Chunk) {
 	c.t.Helper()
 	if len(ch.Data) == 0 {
 		c.t.Fatalf("empty chunk at %d", ch.Off)
@@ -202,7 +202,7 @@ func differential(t testing.TB, steps []fuzzStep) {
 			continue // a flush gives holes up: the reference cannot follow
 		}
 		st.seg.Flags &^= FIN // past-FIN rules depend on arrival order
-		s.Add(st.seg, c)
+		s.Add(&st.seg, c)
 		ref.add(st.seg)
 	}
 	s.Flush(c)

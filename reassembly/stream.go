@@ -53,6 +53,8 @@ type Stream struct {
 	// The next octet the stream expects: offset and sequence number.
 	nextOff uint64
 	nextSeq SeqNum
+	// ch is the Chunk handed to Handler.Data (handData).
+	ch Chunk
 
 	finKnown bool
 	finDone  bool
@@ -179,11 +181,11 @@ func (s *Stream) Buffered() int { return s.bufBytes }
 // and delivered when the hole fills (or is given up); octets already
 // delivered are compared with the retained window and reported. See the
 // package documentation for the events.
-func (s *Stream) Add(seg Segment, h Handler) {
+func (s *Stream) Add(seg *Segment, h Handler) {
 	wire := max(min(seg.WireLen, maxWireLen), len(seg.Payload))
 	seq := seg.Seq // sequence number of the first payload octet
 	if seg.Flags&SYN != 0 {
-		if !s.syn(&seg, h) {
+		if !s.syn(seg, h) {
 			return
 		}
 		seq = seg.Seq.Add(1)
@@ -192,27 +194,27 @@ func (s *Stream) Add(seg Segment, h Handler) {
 		if seg.Flags&FIN == 0 && wire <= 1 {
 			// A pure ACK, a window probe or a keepalive gives no origin.
 			if wire == 1 {
-				s.event(h, EvRetransmit, 0, seq, 1, &seg)
+				s.event(h, EvRetransmit, 0, seq, 1, seg)
 			}
 			if seg.Flags&RST != 0 {
-				s.event(h, EvRST, 0, seg.Seq, 0, &seg)
+				s.event(h, EvRST, 0, seg.Seq, 0, seg)
 			}
 			return
 		}
 		s.begin(seq)
-		s.event(h, EvMidstream, 0, seq, 0, &seg)
+		s.event(h, EvMidstream, 0, seq, 0, seg)
 	}
 	if wire > 0 {
-		s.data(&seg, seq, wire, h)
+		s.data(seg, seq, wire, h)
 	} else if seg.Flags&(SYN|FIN|RST) == 0 && !s.finDone && s.nextOff > 0 && s.offOf(seq) == int64(s.nextOff)-1 {
-		s.event(h, EvRetransmit, s.nextOff-1, seq, 0, &seg) // keepalive probe
+		s.event(h, EvRetransmit, s.nextOff-1, seq, 0, seg) // keepalive probe
 	}
 	if seg.Flags&FIN != 0 {
-		s.fin(seq.Add(wire), &seg, h)
+		s.fin(seq.Add(wire), seg, h)
 	}
 	s.settle(h)
 	if seg.Flags&RST != 0 {
-		s.event(h, EvRST, clampOff(s.offOf(seg.Seq)), seg.Seq, 0, &seg)
+		s.event(h, EvRST, clampOff(s.offOf(seg.Seq)), seg.Seq, 0, seg)
 	}
 }
 
@@ -449,7 +451,7 @@ func (s *Stream) deliverFrom(b []byte, seg *Segment, h Handler) {
 		s.deliver(b, seg.Frame, seg.TS, h)
 		return
 	}
-	h.Data(Chunk{Off: s.nextOff, Seq: s.nextSeq, Data: b, Frame: seg.Frame, TS: seg.TS})
+	s.handData(b, seg.Frame, seg.TS, h)
 	s.keepRef(seg.FilePos+int64(i), len(b))
 	s.nextOff += uint64(len(b))
 	s.nextSeq = s.nextSeq.Add(len(b))
@@ -477,10 +479,22 @@ func (s *Stream) deliver(b []byte, frame uint64, ts time.Time, h Handler) {
 	if len(b) == 0 {
 		return
 	}
-	h.Data(Chunk{Off: s.nextOff, Seq: s.nextSeq, Data: b, Frame: frame, TS: ts})
+	s.handData(b, frame, ts, h)
 	s.remember(b)
 	s.nextOff += uint64(len(b))
 	s.nextSeq = s.nextSeq.Add(len(b))
+}
+
+// handData hands h.Data the octets b at nextOff, from frame at ts, in
+// s.ch set field by field: a Chunk literal passed by value is built aside
+// and copied to the call's arguments, and the copy's loads stalled on the
+// stores just made (a store-to-load forwarding failure, 1 % of the
+// decode); a pointer to a local one would escape through the interface.
+func (s *Stream) handData(b []byte, frame uint64, ts time.Time, h Handler) {
+	c := &s.ch
+	c.Off, c.Seq, c.Data, c.Frame, c.TS = s.nextOff, s.nextSeq, b, frame, ts
+	h.Data(c)
+	c.Data = nil // not kept past the call
 }
 
 // gap skips n octets that will never be delivered.

@@ -52,7 +52,7 @@ type recorder struct {
 
 func ts(frame uint64) time.Time { return time.Unix(int64(frame), 0) }
 
-func (r *recorder) Data(c Chunk) {
+func (r *recorder) Data(c *Chunk) {
 	if !c.TS.Equal(ts(c.Frame)) {
 		r.t.Errorf("chunk frame %d has TS %v", c.Frame, c.TS)
 	}
@@ -95,7 +95,7 @@ func run(t testing.TB, opts Options, steps []step) (*Stream, []out) {
 			continue
 		}
 		f := uint64(i + 1)
-		s.Add(Segment{
+		s.Add(&Segment{
 			Seq: st.seq, Flags: st.flags, Payload: []byte(st.data), Frame: f, TS: ts(f),
 			WireLen: st.wireLen, Truncated: st.wireLen > len(st.data),
 		}, r)
@@ -351,8 +351,8 @@ func TestAccessors(t *testing.T) {
 		t.Error("ISN ok before any segment")
 	}
 	r := &recorder{t: t}
-	s.Add(Segment{Seq: 1000, Flags: SYN, TS: ts(0)}, r)
-	s.Add(Segment{Seq: 1011, Payload: []byte("world"), TS: ts(0)}, r)
+	s.Add(&Segment{Seq: 1000, Flags: SYN, TS: ts(0)}, r)
+	s.Add(&Segment{Seq: 1011, Payload: []byte("world"), TS: ts(0)}, r)
 	if isn, ok := s.ISN(); !ok || isn != 1000 {
 		t.Errorf("ISN = %d, %v; want 1000, true", isn, ok)
 	}
@@ -362,8 +362,8 @@ func TestAccessors(t *testing.T) {
 	if s.Buffered() != 5 {
 		t.Errorf("Buffered = %d, want 5", s.Buffered())
 	}
-	s.Add(Segment{Seq: 1001, Payload: []byte("helloHELLO"), TS: ts(0)}, r)
-	s.Add(Segment{Seq: 1016, Flags: FIN, TS: ts(0)}, r)
+	s.Add(&Segment{Seq: 1001, Payload: []byte("helloHELLO"), TS: ts(0)}, r)
+	s.Add(&Segment{Seq: 1016, Flags: FIN, TS: ts(0)}, r)
 	if s.Buffered() != 0 {
 		t.Errorf("Buffered = %d, want 0", s.Buffered())
 	}
@@ -384,11 +384,11 @@ func TestLongStream(t *testing.T) {
 	s := NewStream(Options{})
 	var h countHandler
 	isn := SeqNum(0x80000000)
-	s.Add(Segment{Seq: isn, Flags: SYN}, &h)
+	s.Add(&Segment{Seq: isn, Flags: SYN}, &h)
 	seq := isn.Add(1)
 	const n = (1<<32)/segLen + 16
 	for range n {
-		s.Add(Segment{Seq: seq, Payload: payload}, &h)
+		s.Add(&Segment{Seq: seq, Payload: payload}, &h)
 		seq = seq.Add(segLen)
 	}
 	total := uint64(n) * segLen
@@ -400,7 +400,7 @@ func TestLongStream(t *testing.T) {
 		t.Fatalf("NextSeq = %d, want %d", next, 0x80000000+1+16*segLen)
 	}
 	// A retransmission of the last segment is recognised across the wraps.
-	s.Add(Segment{Seq: seq.Add(-segLen), Payload: payload}, &h)
+	s.Add(&Segment{Seq: seq.Add(-segLen), Payload: payload}, &h)
 	if h.last != EvRetransmit {
 		t.Fatalf("last event %v, want Retransmit", h.last)
 	}
@@ -412,7 +412,7 @@ type countHandler struct {
 	last           EventKind
 }
 
-func (h *countHandler) Data(c Chunk) {
+func (h *countHandler) Data(c *Chunk) {
 	h.bytes += uint64(len(c.Data))
 	h.lastEnd = c.Off + uint64(len(c.Data))
 }
@@ -421,7 +421,7 @@ func (h *countHandler) Event(e Event) { h.events++; h.last = e.Kind }
 
 type nopHandler struct{}
 
-func (nopHandler) Data(Chunk)  {}
+func (nopHandler) Data(*Chunk) {}
 func (nopHandler) Event(Event) {}
 
 func TestInOrderNoAllocs(t *testing.T) {
@@ -429,20 +429,20 @@ func TestInOrderNoAllocs(t *testing.T) {
 	payload := make([]byte, 1460)
 	seq := SeqNum(1)
 	var h nopHandler
-	s.Add(Segment{Seq: 0, Flags: SYN}, h)
-	s.Add(Segment{Seq: seq, Payload: payload}, h) // allocates the history window
+	s.Add(&Segment{Seq: 0, Flags: SYN}, h)
+	s.Add(&Segment{Seq: seq, Payload: payload}, h) // allocates the history window
 	seq = seq.Add(len(payload))
 	now := time.Now()
 	if n := testing.AllocsPerRun(1000, func() {
-		s.Add(Segment{Seq: seq, Flags: ACK | PSH, Payload: payload, Frame: 7, TS: now}, h)
+		s.Add(&Segment{Seq: seq, Flags: ACK | PSH, Payload: payload, Frame: 7, TS: now}, h)
 		seq = seq.Add(len(payload))
 	}); n != 0 {
 		t.Errorf("in-order Add allocates %v times per segment, want 0", n)
 	}
 	// Retransmissions and keepalives do not allocate either.
 	if n := testing.AllocsPerRun(1000, func() {
-		s.Add(Segment{Seq: seq.Add(-len(payload)), Payload: payload}, h)
-		s.Add(Segment{Seq: seq.Add(-1), Payload: payload[:1]}, h)
+		s.Add(&Segment{Seq: seq.Add(-len(payload)), Payload: payload}, h)
+		s.Add(&Segment{Seq: seq.Add(-1), Payload: payload[:1]}, h)
 	}); n != 0 {
 		t.Errorf("retransmission allocates %v times, want 0", n)
 	}
@@ -452,12 +452,12 @@ func BenchmarkInOrder1460(b *testing.B) {
 	s := NewStream(Options{})
 	payload := make([]byte, 1460)
 	var h nopHandler
-	s.Add(Segment{Seq: 0, Flags: SYN}, h)
+	s.Add(&Segment{Seq: 0, Flags: SYN}, h)
 	seq := SeqNum(1)
 	b.SetBytes(int64(len(payload)))
 	b.ReportAllocs()
 	for b.Loop() {
-		s.Add(Segment{Seq: seq, Flags: ACK, Payload: payload}, h)
+		s.Add(&Segment{Seq: seq, Flags: ACK, Payload: payload}, h)
 		seq = seq.Add(len(payload))
 	}
 }
@@ -468,13 +468,13 @@ func BenchmarkReorder1460(b *testing.B) {
 	s := NewStream(Options{})
 	payload := make([]byte, 1460)
 	var h nopHandler
-	s.Add(Segment{Seq: 0, Flags: SYN}, h)
+	s.Add(&Segment{Seq: 0, Flags: SYN}, h)
 	seq := SeqNum(1)
 	b.SetBytes(2 * int64(len(payload)))
 	b.ReportAllocs()
 	for b.Loop() {
-		s.Add(Segment{Seq: seq.Add(len(payload)), Payload: payload}, h)
-		s.Add(Segment{Seq: seq, Payload: payload}, h)
+		s.Add(&Segment{Seq: seq.Add(len(payload)), Payload: payload}, h)
+		s.Add(&Segment{Seq: seq, Payload: payload}, h)
 		seq = seq.Add(2 * len(payload))
 	}
 }
@@ -506,7 +506,7 @@ func TestAcked(t *testing.T) {
 						s.file = strings.NewReader("....hello")
 						seg.FilePos = 4
 					}
-					s.Add(seg, r)
+					s.Add(&seg, r)
 				}
 				add(1, 99, SYN, "")
 				add(2, 100, ACK, "hello")
@@ -537,7 +537,7 @@ func TestPeerAck(t *testing.T) {
 	feed := func(s *Stream, r *recorder, n int) {
 		for i := 1; i <= n; i++ {
 			f := uint64(i + 1)
-			s.Add(Segment{Seq: SeqNum(1000 + i*segLen), Flags: ACK, Payload: []byte(payload), Frame: f, TS: ts(f)}, r)
+			s.Add(&Segment{Seq: SeqNum(1000 + i*segLen), Flags: ACK, Payload: []byte(payload), Frame: f, TS: ts(f)}, r)
 		}
 	}
 	enough := ackedHoleCost/(segLen+pieceCost) + 1
@@ -557,7 +557,7 @@ func TestPeerAck(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := NewStream(Options{})
 			r := &recorder{t: t}
-			s.Add(Segment{Seq: 999, Flags: SYN, Frame: 1, TS: ts(1)}, r)
+			s.Add(&Segment{Seq: 999, Flags: SYN, Frame: 1, TS: ts(1)}, r)
 			feed(s, r, tc.held)
 			if !s.Holding() {
 				t.Fatal("nothing held behind the hole")
@@ -582,10 +582,10 @@ func TestPeerAck(t *testing.T) {
 	// than the cost is held: it fills the hole.
 	s := NewStream(Options{})
 	r := &recorder{t: t}
-	s.Add(Segment{Seq: 999, Flags: SYN, Frame: 1, TS: ts(1)}, r)
+	s.Add(&Segment{Seq: 999, Flags: SYN, Frame: 1, TS: ts(1)}, r)
 	feed(s, r, 3)
 	s.PeerAck(SeqNum(1000+4*segLen), r)
-	s.Add(Segment{Seq: 1000, Flags: ACK, Payload: []byte(payload), Frame: 9, TS: ts(9)}, r)
+	s.Add(&Segment{Seq: 1000, Flags: ACK, Payload: []byte(payload), Frame: 9, TS: ts(9)}, r)
 	if s.Holding() || slices.ContainsFunc(r.outs, func(o out) bool { return o.Kind == EvGap }) {
 		t.Errorf("a late copy of the missing segment: %v", r.outs)
 	}

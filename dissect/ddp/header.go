@@ -125,22 +125,28 @@ func (v view) mo() uint32      { return binary.BigEndian.Uint32(v[14:18]) }
 // dissect.ErrTruncated and a zero Header when b is shorter than that. It
 // does not allocate and does not judge any field.
 func Decode(b []byte) (Header, int, error) {
+	var h Header
+	n, err := DecodeInto(&h, b)
+	return h, n, err
+}
+
+// DecodeInto is Decode writing the header to *h, which it zeroes first:
+// for a caller whose Header is a field of a larger struct, it spares the
+// copy of a returned Header, which stalls a load of it that comes soon
+// after (a store-to-load forwarding failure on the copy's overlapping
+// 16-octet moves; rdmap.DecodeInto, on every FPDU).
+func DecodeInto(h *Header, b []byte) (int, error) {
+	*h = Header{}
 	if len(b) < 1 {
-		return Header{}, 0, dissect.ErrTruncated
+		return 0, dissect.ErrTruncated
 	}
 	n := HeaderLen(b[0])
 	if len(b) < n {
-		return Header{}, 0, dissect.ErrTruncated
+		return 0, dissect.ErrTruncated
 	}
 	v := view(b[:n])
 	c := v.ctrl()
-	h := Header{
-		T:       v.tagged(),
-		L:       c&ctrlL != 0,
-		Rsvd:    (c & ctrlRsvd) >> 2,
-		DV:      c & ctrlDV,
-		ULPCtrl: v.ulpCtrl(),
-	}
+	h.T, h.L, h.Rsvd, h.DV, h.ULPCtrl = v.tagged(), c&ctrlL != 0, (c&ctrlRsvd)>>2, c&ctrlDV, v.ulpCtrl()
 	if h.T {
 		h.STag = v.stag()
 		h.TO = v.to()
@@ -150,7 +156,7 @@ func Decode(b []byte) (Header, int, error) {
 		h.MSN = v.msn()
 		h.MO = v.mo()
 	}
-	return h, n, nil
+	return n, nil
 }
 
 // Append appends the wire form of h (RFC 5041 §4) to dst and returns the

@@ -106,9 +106,17 @@ func TestDecode(t *testing.T) {
 			if got := Append(nil, h); !bytes.Equal(got, in[:n]) {
 				t.Errorf("Append = %x, want %x", got, in[:n])
 			}
+			into := dirty
+			if n, err := DecodeInto(&into, in); err != nil || into != tt.want || n != tt.n {
+				t.Errorf("DecodeInto over %+v = %+v, %d, %v; want %+v, %d", dirty, into, n, err, tt.want, tt.n)
+			}
 		})
 	}
 }
+
+// dirty has every field set: DecodeInto must leave none of it.
+var dirty = Header{T: true, L: true, Rsvd: 0xF, DV: 3, ULPCtrl: 0xFF, STag: 0xFFFFFFFF, TO: 0xFFFFFFFFFFFFFFFF,
+	ULPRsvd: 0xFFFFFFFF, QN: 0xFFFFFFFF, MSN: 0xFFFFFFFF, MO: 0xFFFFFFFF}
 
 func TestDecodeTruncated(t *testing.T) {
 	tagged := unhex(t, "c1 40 4d93c500 00005588df645ed0")
@@ -120,6 +128,10 @@ func TestDecodeTruncated(t *testing.T) {
 		}
 		if h != (Header{}) || n != 0 {
 			t.Errorf("Decode(%x) = %+v, %d; want zero values on error", b, h, n)
+		}
+		into := dirty
+		if n, err := DecodeInto(&into, b); err != dissect.ErrTruncated || into != (Header{}) || n != 0 {
+			t.Errorf("DecodeInto(%x) = %+v, %d, %v; want a zero Header, 0 and ErrTruncated", b, into, n, err)
 		}
 	}
 }
@@ -183,6 +195,8 @@ func TestDecodeNoAllocs(t *testing.T) {
 		_, _, _ = Decode(b)
 		_, _, _ = Decode(tb)
 		_, _, _ = Decode(b[:3])
+		var h Header
+		_, _ = DecodeInto(&h, tb)
 	})
 	if allocs != 0 {
 		t.Errorf("Decode allocates %v times per run, want 0", allocs)
@@ -197,6 +211,10 @@ func FuzzDDPDecode(f *testing.F) {
 	f.Add([]byte{0x80})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		h, n, err := Decode(b)
+		into := dirty
+		if n2, err2 := DecodeInto(&into, b); into != h || n2 != n || err2 != err {
+			t.Fatalf("DecodeInto = %+v, %d, %v; Decode = %+v, %d, %v", into, n2, err2, h, n, err)
+		}
 		if err != nil {
 			if h != (Header{}) || n != 0 {
 				t.Fatalf("error %v with non-zero result %+v, %d", err, h, n)

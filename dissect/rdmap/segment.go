@@ -85,16 +85,17 @@ func Decode(ulpdu []byte) (Segment, error) {
 // octets) on the way out. Hot paths decode straight into the record that
 // keeps the result.
 func DecodeInto(s *Segment, ulpdu []byte) error {
-	h, n, err := ddp.Decode(ulpdu)
+	// Cleared, then set field by field, the DDP header in place: a
+	// composite literal, or a Header returned, is built on the stack and
+	// copied (three times the stores, and a stalled load of the copy).
+	*s = Segment{}
+	n, err := ddp.DecodeInto(&s.DDP, ulpdu)
 	if err != nil {
-		*s = Segment{}
 		return err
 	}
+	h := &s.DDP
 	c := Control(h.ULPCtrl)
-	// Cleared, then set field by field: a composite literal is built on
-	// the stack and copied, three times the stores.
-	*s = Segment{}
-	s.DDP, s.RV, s.Rsvd, s.Opcode, s.HdrLen = h, c.RV(), c.Rsvd(), c.Opcode(), n
+	s.RV, s.Rsvd, s.Opcode, s.HdrLen = c.RV(), c.Rsvd(), c.Opcode(), n
 	if !h.T && s.Opcode.HasInvalidate() {
 		s.InvalSTag = h.ULPRsvd
 	}
