@@ -4,10 +4,14 @@
 # go run pick it up by themselves). The profile merges the issue 6 workload
 # (synth's perf scenario) decoded in each common mode: -q -z conn, -T jsonl,
 # text, and -j 2. PGO made iwarpdump -q some 8% faster on that workload.
-# Rerun it after large changes to the hot path. Usage: scripts/pgo.sh [SIZE]
+# Rerun it after large changes to the hot path. Each mode runs ROUNDS
+# times: a run of the 256 MiB workload takes some 0.1 s, and the profiler
+# samples at 100 Hz, so one run of each gave the compiler 33 samples, too
+# few to say which call sites are hot. Usage: scripts/pgo.sh [SIZE [ROUNDS]]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size=${1:-256M}
+rounds=${2:-10}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 # Profile a binary built without PGO, so that the profile does not feed on itself.
@@ -15,9 +19,11 @@ CGO_ENABLED=0 go build -pgo=off -o "$dir/iwarpdump" ./cmd/iwarpdump
 go run ./cmd/iwarpsynth -scenario perf -size "$size" -seed 1 -o "$dir/perf.pcap"
 i=0
 for args in "-q -z conn" "-T jsonl" "" "-j 2 -q -z conn"; do
-	i=$((i + 1))
-	# shellcheck disable=SC2086
-	"$dir/iwarpdump" -r "$dir/perf.pcap" $args --cpuprofile "$dir/$i.prof" >/dev/null
+	for _ in $(seq "$rounds"); do
+		i=$((i + 1))
+		# shellcheck disable=SC2086
+		"$dir/iwarpdump" -r "$dir/perf.pcap" $args --cpuprofile "$dir/$i.prof" >/dev/null
+	done
 done
 go tool pprof -proto "$dir"/*.prof > cmd/iwarpdump/default.pgo
-echo "wrote cmd/iwarpdump/default.pgo ($(stat -c %s cmd/iwarpdump/default.pgo) octets)"
+echo "wrote cmd/iwarpdump/default.pgo ($(stat -c %s cmd/iwarpdump/default.pgo) octets, $(go tool pprof -top cmd/iwarpdump/default.pgo 2>/dev/null | sed -n 's/.*Total samples = \([^ ]*\).*/\1/p') of samples)"
