@@ -164,7 +164,7 @@ func segOf(h *ddp.Header, segLen uint16, frame uint64) sentSeg {
 
 // set makes e segOf(h, segLen, frame) field by field: a sentSeg built
 // aside and copied in stalled the copy's loads on the stores just made (a
-// store-to-load forwarding failure, 1 % of the decode).
+// store-to-load forwarding failure; 1 % of a -j 1 profile's samples).
 func (e *sentSeg) set(h *ddp.Header, segLen uint16, frame uint64) {
 	e.frame, e.tagged, e.segLen = frame, h.T, segLen
 	if h.T {

@@ -488,8 +488,9 @@ func (s *Stream) deliver(b []byte, frame uint64, ts time.Time, h Handler) {
 // handData hands h.Data the octets b at nextOff, from frame at ts, in
 // s.ch set field by field: a Chunk literal passed by value is built aside
 // and copied to the call's arguments, and the copy's loads stalled on the
-// stores just made (a store-to-load forwarding failure, 1 % of the
-// decode); a pointer to a local one would escape through the interface.
+// stores just made (a store-to-load forwarding failure; 1 % of a flows
+// -j 1 profile's samples); a pointer to a local one would escape through
+// the interface.
 func (s *Stream) handData(b []byte, frame uint64, ts time.Time, h Handler) {
 	c := &s.ch
 	c.Off, c.Seq, c.Data, c.Frame, c.TS = s.nextOff, s.nextSeq, b, frame, ts
