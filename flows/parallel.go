@@ -76,7 +76,8 @@ type Parallel struct {
 	// where the merge puts their connection ids in.
 	write func([]byte)
 	wbuf  []byte
-	lites []*liteRec // the merge's liteRecs, for reuse
+	keep  func(*Record, uint64) bool // SetKeep
+	lites []*liteRec                 // the merge's liteRecs, for reuse
 	// liveLites counts the liteRecs made and not written yet, maxLites
 	// the most at once (tests).
 	liveLites, maxLites int
@@ -268,10 +269,11 @@ type pworker struct {
 	// to the Local already, and mark is the length of d.out that makes
 	// cut look again.
 	seg, mark int
-	maxPart   int                  // the most records handed at once (tests)
-	walk      *capture.ChunkWalker // DecodeChunks
-	format    Format               // SetFormat
-	crowded   *atomic.Bool         // SetFormat: Parallel.crowded
+	maxPart   int                          // the most records handed at once (tests)
+	walk      *capture.ChunkWalker         // DecodeChunks
+	format    Format                       // SetFormat
+	tag       func(*Record) (uint64, bool) // SetKeep
+	crowded   *atomic.Bool                 // SetFormat: Parallel.crowded
 	// SetFormat: the part's records rendered so far (formatOut), and
 	// how many of d.out it has looked at.
 	fmts    []pent

@@ -41,11 +41,32 @@ func (p *Parallel) SetFormat(newFormat func() Format, write func([]byte)) {
 	p.write = write
 }
 
+// SetKeep has the merge decide, record by record, whether the octets a
+// worker's Format rendered are written: for a display filter that reads
+// the connection id, which a worker does not know (the merge numbers the
+// connections; filter.Staged). newTag is called once per worker, and what
+// it returns before the worker's Format renders each FPDU or message
+// record: a tag for the merge, and false to drop the record at once, as
+// a Format that renders nothing does. keep is called by the merge before
+// it writes a rendered record, with the record numbered as the merge
+// numbers it (its Type, Conn and TCPStream; nothing else of it is set)
+// and the tag; false drops it. Records that go to emit instead (those a
+// Format declines, or that the merge gets whole while it is crowded) are
+// emit's to judge. It must be called with SetFormat, before the first
+// packet.
+func (p *Parallel) SetKeep(newTag func() func(r *Record) (uint64, bool), keep func(r *Record, tag uint64) bool) {
+	for _, w := range p.workers {
+		w.tag = newTag()
+	}
+	p.keep = keep
+}
+
 // pent is a record a worker rendered (SetFormat): its octets are
 // arena[off:off+n] of its pround, the connection id going at at (-1:
 // none), and the rest what the merge orders it by.
 type pent struct {
 	frame, order uint64
+	tag          uint64 // SetKeep
 	conn         int
 	pkt          uint32
 	off, n, at   int32
@@ -61,6 +82,7 @@ type liteRec struct {
 	buf []byte
 	at  int32
 	gen uint32 // counts the times it was written: a liteRef is stale once it changes
+	tag uint64 // SetKeep
 }
 
 // liteRef is a liteRec made from a part, as it was made (gen).
@@ -98,11 +120,24 @@ func (w *pworker) formatOut() {
 	keep := d.out[:w.fmtFrom]
 	for _, rec := range d.out[w.fmtFrom:] {
 		if (rec.Type == RecFPDU || rec.Type == RecMessage) && len(w.arena) < maxArena {
+			var tag uint64
+			if w.tag != nil {
+				t, ok := w.tag(rec)
+				if !ok {
+					// Written by no connection id: dropped, as a Format
+					// that renders nothing.
+					if d.opts.Recycle {
+						d.recycle(rec)
+					}
+					continue
+				}
+				tag = t
+			}
 			n := len(w.arena)
 			out, at, ok := w.format(w.arena, rec)
 			if ok && n <= len(out) && len(out) <= maxArena && (at == -1 || n <= at && at <= len(out)) {
 				if len(out) > n {
-					e := pent{frame: rec.Frame, order: rec.order, conn: rec.Conn, pkt: rec.pkt,
+					e := pent{frame: rec.Frame, order: rec.order, tag: tag, conn: rec.Conn, pkt: rec.pkt,
 						off: int32(n), n: int32(len(out) - n), at: -1, typ: rec.Type}
 					if at >= 0 {
 						e.at = int32(at - n)
@@ -145,7 +180,7 @@ func (p *Parallel) lite(e *pent, w int, arena []byte, made *[]liteRef) *Record {
 	// Records of one frame all come from one worker: its queue order
 	// breaks ties, its index riding along (as merge's take does).
 	l.r.order = e.order<<8 | uint64(w)
-	l.enc, l.at = arena[e.off:e.off+e.n:e.off+e.n], e.at
+	l.enc, l.at, l.tag = arena[e.off:e.off+e.n:e.off+e.n], e.at, e.tag
 	*made = append(*made, liteRef{l, l.gen})
 	p.liveLites++
 	p.maxLites = max(p.maxLites, p.liveLites)
@@ -170,9 +205,11 @@ func keepLites(made *[]liteRef) {
 // and keeps the liteRec for reuse.
 func (p *Parallel) writeLite(r *Record) {
 	l := (*liteRec)(unsafe.Pointer(r))
-	if l.at < 0 {
+	switch {
+	case p.keep != nil && !p.keep(r, l.tag):
+	case l.at < 0:
 		p.write(l.enc)
-	} else {
+	default:
 		p.write(l.enc[:l.at])
 		p.wbuf = strconv.AppendInt(p.wbuf[:0], int64(r.Conn), 10)
 		p.write(p.wbuf)

@@ -26,6 +26,10 @@ type renderer struct {
 	// decline: the workers' Format leaves the records of every third
 	// frame to emit, so that the two kinds of output interleave.
 	decline bool
+	// keep: FPDU and message records are written only for odd connection
+	// ids and frames not divisible by 5; with workers the merge judges
+	// the ids (SetKeep) and the workers' tag the frames.
+	keep bool
 }
 
 var renderers = []renderer{
@@ -34,6 +38,13 @@ var renderers = []renderer{
 	{name: "text -v", text: true, o: format.TextOptions{Verbose: true}},
 	{name: "text -q -X", text: true, o: format.TextOptions{Quiet: true, Hex: true}},
 	{name: "jsonl, some declined", decline: true},
+	{name: "text, kept by connection", text: true, keep: true},
+}
+
+// kept reports whether a renderer with keep writes r, numbered as the
+// merge numbers it.
+func kept(r *flows.Record) bool {
+	return r.Type != flows.RecFPDU && r.Type != flows.RecMessage || r.Conn%2 == 1 && r.Frame%5 != 0
 }
 
 // emitter returns an emit that appends what rd renders of each record to
@@ -41,6 +52,9 @@ var renderers = []renderer{
 func (rd renderer) emitter(out *[]byte) func(*flows.Record) {
 	jw := new(format.JSONWriter)
 	return func(r *flows.Record) {
+		if rd.keep && !kept(r) {
+			return
+		}
 		if rd.text {
 			*out = format.AppendText(*out, r, rd.o)
 			return
@@ -96,11 +110,29 @@ func renderedWith(t testing.TB, pkts []capture.Packet, workers int, rd renderer)
 		t.Fatal(err)
 	}
 	p.SetFormat(rd.newFormat, func(b []byte) { out = append(out, b...) })
+	rd.setKeep(t, p)
 	for i := range pkts {
 		p.Packet(&pkts[i])
 	}
 	p.Close()
 	return out, p
+}
+
+// setKeep gives p the SetKeep of a renderer with keep: the workers drop
+// the records of frames divisible by 5 and tag the others with their
+// frame, which the merge checks comes back.
+func (rd renderer) setKeep(t testing.TB, p *flows.Parallel) {
+	if !rd.keep {
+		return
+	}
+	p.SetKeep(func() func(*flows.Record) (uint64, bool) {
+		return func(r *flows.Record) (uint64, bool) { return r.Frame*7 + 1, r.Frame%5 != 0 }
+	}, func(r *flows.Record, tag uint64) bool {
+		if tag != r.Frame*7+1 {
+			panic(fmt.Sprintf("frame %d came with tag %d", r.Frame, tag))
+		}
+		return r.Conn%2 == 1
+	})
 }
 
 // renderedChunks is renderedPar through DecodeChunks.
@@ -120,6 +152,7 @@ func renderedChunks(t testing.TB, path string, workers int, rd renderer) ([]byte
 		t.Fatal(err)
 	}
 	p.SetFormat(rd.newFormat, func(b []byte) { out = append(out, b...) })
+	rd.setKeep(t, p)
 	// A damaged file's error: the packets before the damage are those
 	// testutil.ReadPackets reads.
 	_, _ = p.DecodeChunks(context.Background(), cr)
@@ -171,7 +204,7 @@ func TestParallelFormat(t *testing.T) {
 		rds, segs := renderers, []int{def, 1, 3}
 		if i >= len(files) {
 			// Damaged variants and tiny FPDUs: fewer modes.
-			rds, segs = []renderer{renderers[1], renderers[4]}, []int{2}
+			rds, segs = []renderer{renderers[1], renderers[4], renderers[5]}, []int{2}
 		}
 		for _, rd := range rds {
 			want := renderedOne(pkts, rd)

@@ -34,10 +34,11 @@ func TestJobsSameOutput(t *testing.T) {
 	files = append(files, cut, "--strict -r "+cut)
 	modes := [][]string{{"-T", "jsonl"}, {"-v"}, {"-q", "-z", "conn", "-z", "ops", "-z", "findings", "-z", "latency"}, {"-X"},
 		{"-Y", "rdmap.opcode == 0 || mpa.crc_status != \"ok\"", "--fail-on", "warning"}, {"--decode-as", "tcp.port==7174,crc=on"},
-		// The workers render and match the records (flows.Parallel.SetFormat),
-		// but for a filter that reads the connection id.
+		// The workers render and match the records (flows.Parallel.SetFormat);
+		// a filter that reads the connection id they match in two stages,
+		// the merge testing the id (filter.Staged).
 		{}, {"-q"}, {"-Y", "rdmap.opcode == 0 || mpa.crc_status != \"ok\""}, {"-T", "jsonl", "-Y", "message || finding"},
-		{"-T", "jsonl", "-Y", "conn == 1 || message"}, {"-T", "jsonl", "-Y", "tcp.srcport == 7174 || ip.addr == 192.0.2.2 || sctp.port || ipv6.addr"},
+		{"-T", "jsonl", "-Y", "conn == 1 || message"}, {"-Y", "conn == 0 && !message"}, {"-T", "jsonl", "-Y", "!(tcp.stream == 1) && fpdu || conn in {2 3}"}, {"-T", "jsonl", "-Y", "tcp.srcport == 7174 || ip.addr == 192.0.2.2 || sctp.port || ipv6.addr"},
 		// -T fields: rendered by the workers (a column of the connection
 		// id or of the time since the line before leaves it to the merge,
 		// as a filter on conn does).

@@ -387,13 +387,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		dec = par
-		if coll == nil && pq == nil && !silent && !flt.Reads("conn") && !(cols != nil && cols.Reads("conn")) && timeAlone &&
+		staged, stagedOK := flt.Staged()
+		if coll == nil && pq == nil && !silent && (!flt.Reads("conn") || stagedOK) && !(cols != nil && cols.Reads("conn")) && timeAlone &&
 			(!relFilter || !topts.Ref.IsZero()) {
 			// The records are written and nothing else sees them: the
 			// workers match and render the FPDUs and messages, and the
 			// merge writes them in order with their connection ids
-			// (flows.Parallel.SetFormat). A filter that reads the id, or
-			// a time that needs the line before (-t dd), leaves them to
+			// (flows.Parallel.SetFormat). A filter that reads the id
+			// (conn==3, tcp.stream==3) is matched in two stages: the
+			// workers test the rest, the merge the id (filter.Staged).
+			// A time that needs the line before (-t dd) leaves them to
 			// emit.
 			par.SetFormat(func() flows.Format {
 				f := topts.Format
@@ -403,7 +406,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				case jsonl:
 					f = new(format.JSONWriter).Format
 				}
-				if *display == "" {
+				if *display == "" || stagedOK {
 					return f
 				}
 				return func(dst []byte, r *flows.Record) ([]byte, int, bool) {
@@ -413,6 +416,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 					return f(dst, r)
 				}
 			}, func(b []byte) { _, _ = w.Write(b) })
+			if stagedOK {
+				par.SetKeep(func() func(*flows.Record) (uint64, bool) { return staged.Stage1 },
+					func(r *flows.Record, tag uint64) bool { return staged.Stage2(tag, r) })
+			}
 		}
 		if silent && pq == nil {
 			// Only the tables and reports see the records: each worker
