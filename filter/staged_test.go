@@ -128,7 +128,8 @@ func TestStagedWhen(t *testing.T) {
 }
 
 // TestStagedNoAllocs: Stage1 and Stage2 do not allocate on the records
-// iwarpdump -j N stages, FPDUs and messages.
+// iwarpdump -j N stages, FPDUs and messages (but through the race
+// detector's sync.Pool).
 func TestStagedNoAllocs(t *testing.T) {
 	rs := stagedRecords(t)
 	s, _ := mustCompile(t, "conn==1 && rdmap.opcode==4 || tcp.stream==2").Staged()
@@ -142,7 +143,7 @@ func TestStagedNoAllocs(t *testing.T) {
 			bits, _ := s.Stage1(r)
 			_ = s.Stage2(bits, r)
 		})
-		if allocs != 0 {
+		if allocs != 0 && !raceEnabled {
 			t.Fatalf("%v allocations on the %v record of frame %d", allocs, r.Type, r.Frame)
 		}
 	}

@@ -1,6 +1,9 @@
 package flows
 
-import "math"
+import (
+	"math"
+	"sync/atomic"
+)
 
 // connIDs is the merge's numbering of one worker's connections
 // (Parallel.merge): the id a single Decoder gives the worker's connection
@@ -95,4 +98,41 @@ func (m *connIDs) forget(local int) {
 		m.ids = m.ids[k:]
 		m.base += k
 	}
+}
+
+// knownIDs is what the merge has published of its numbering of one
+// worker's connections (SetKeep), for the worker to read while it runs
+// ahead: the global id and TCP stream number of a local id, in a slot of
+// knownSlots chosen by the local id, which a later connection's takes
+// over. A slot packs the local id's bits above the slot's (16 of them),
+// the global id plus one and the stream number (24 bits each); the
+// numbering of connections past those widths is not published.
+type knownIDs [knownSlots]atomic.Uint64
+
+const (
+	knownBits  = 12
+	knownSlots = 1 << knownBits
+)
+
+// publish records that local is numbered global, with TCP stream number
+// stream (0: none, as Record.stream).
+func (k *knownIDs) publish(local, global int, stream int32) {
+	hi := local >> knownBits
+	if local < 0 || hi >= 1<<16 || global < 0 || global+1 >= 1<<24 || stream < 0 || stream >= 1<<24 {
+		return
+	}
+	k[local&(knownSlots-1)].Store(uint64(hi)<<48 | uint64(global+1)<<24 | uint64(stream))
+}
+
+// get returns local's global id and stream number, once published.
+func (k *knownIDs) get(local int) (global int, stream int32, ok bool) {
+	if local < 0 || local>>knownBits >= 1<<16 {
+		return 0, 0, false
+	}
+	v := k[local&(knownSlots-1)].Load()
+	g := int(v >> 24 & (1<<24 - 1))
+	if g == 0 || int(v>>48) != local>>knownBits {
+		return 0, 0, false
+	}
+	return g - 1, int32(v & (1<<24 - 1)), true
 }

@@ -77,3 +77,45 @@ func TestConnIDs(t *testing.T) {
 		t.Errorf("get(3) = %d, %v", g, ok)
 	}
 }
+
+// TestKnownIDs: a published numbering reads back until a later local id
+// of the same slot takes it over; numberings past the packed widths are
+// not published, and nothing unpublished reads back.
+func TestKnownIDs(t *testing.T) {
+	var k knownIDs
+	if _, _, ok := k.get(5); ok {
+		t.Fatal("empty table gives local 5")
+	}
+	k.publish(5, 9, 3)
+	k.publish(0, 0, 0) // global 0, no stream: still known
+	for _, c := range []struct {
+		local, global int
+		stream        int32
+	}{{5, 9, 3}, {0, 0, 0}} {
+		if g, s, ok := k.get(c.local); !ok || g != c.global || s != c.stream {
+			t.Errorf("get(%d) = %d, %d, %v; want %d, %d", c.local, g, s, ok, c.global, c.stream)
+		}
+	}
+	// Same slot, later id: the slot is its.
+	later := 5 + knownSlots
+	k.publish(later, 70000, 1<<24-1)
+	if _, _, ok := k.get(5); ok {
+		t.Error("local 5 still known after a later id took its slot")
+	}
+	if g, s, ok := k.get(later); !ok || g != 70000 || s != 1<<24-1 {
+		t.Errorf("get(%d) = %d, %d, %v", later, g, s, ok)
+	}
+	// Too wide to pack: not published, and the slot keeps what it had.
+	for _, c := range []struct {
+		local, global int
+		stream        int32
+	}{{7 + knownSlots<<16, 1, 1}, {7, 1<<24 - 1, 1}, {7, 1, 1 << 24}, {-1, 1, 1}, {7, -1, 1}} {
+		k.publish(c.local, c.global, c.stream)
+		if _, _, ok := k.get(c.local); ok {
+			t.Errorf("publish(%d, %d, %d) was published", c.local, c.global, c.stream)
+		}
+	}
+	if _, _, ok := k.get(7 + knownSlots<<16); ok {
+		t.Error("a local id past 2^28 reads back")
+	}
+}

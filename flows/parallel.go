@@ -273,7 +273,12 @@ type pworker struct {
 	walk      *capture.ChunkWalker         // DecodeChunks
 	format    Format                       // SetFormat
 	tag       func(*Record) (uint64, bool) // SetKeep
-	crowded   *atomic.Bool                 // SetFormat: Parallel.crowded
+	// SetKeep: the merge's keep, the numbering it has published of this
+	// worker's connections, and the record keep is asked about here.
+	keep    func(*Record, uint64) bool
+	known   *knownIDs
+	stub    Record
+	crowded *atomic.Bool // SetFormat: Parallel.crowded
 	// SetFormat: the part's records rendered so far (formatOut), and
 	// how many of d.out it has looked at.
 	fmts    []pent
@@ -614,6 +619,9 @@ func (p *Parallel) merge() {
 			if r.Type == recNewID {
 				ids[w].set(r.Conn, nextID)
 				streams.add(nextID, !r.ext)
+				if p.keep != nil {
+					p.workers[w].known.publish(r.Conn, nextID, streams.of(nextID))
+				}
 				nextID++
 			}
 			q.push(r)

@@ -54,9 +54,16 @@ func (p *Parallel) SetFormat(newFormat func() Format, write func([]byte)) {
 // Format declines, or that the merge gets whole while it is crowded) are
 // emit's to judge. It must be called with SetFormat, before the first
 // packet.
+//
+// A worker asks keep itself, before rendering a record, once the merge
+// has numbered the record's connection (the merge publishes its
+// numbering, knownIDs, and the workers run ahead of it by a few parts):
+// keep must be safe to call from several goroutines at once. Rendering
+// every record that passed the tag, to have the merge drop most of them,
+// left -j 2 no faster than -j 1 on a filter such as conn==1.
 func (p *Parallel) SetKeep(newTag func() func(r *Record) (uint64, bool), keep func(r *Record, tag uint64) bool) {
 	for _, w := range p.workers {
-		w.tag = newTag()
+		w.tag, w.keep, w.known = newTag(), keep, new(knownIDs)
 	}
 	p.keep = keep
 }
@@ -71,18 +78,20 @@ type pent struct {
 	pkt          uint32
 	off, n, at   int32
 	typ          RecordType
+	kept         bool // SetKeep: the worker's keep kept it already
 }
 
 // liteRec is a record the merge holds for its octets alone (SetFormat):
 // enc is in its worker's arena until the merge is done with the part it
 // came in (keepLites), then in buf. r must stay the first field (boxLite).
 type liteRec struct {
-	r   Record
-	enc []byte
-	buf []byte
-	at  int32
-	gen uint32 // counts the times it was written: a liteRef is stale once it changes
-	tag uint64 // SetKeep
+	r    Record
+	enc  []byte
+	buf  []byte
+	at   int32
+	gen  uint32 // counts the times it was written: a liteRef is stale once it changes
+	tag  uint64 // SetKeep
+	kept bool   // SetKeep: pent.kept
 }
 
 // liteRef is a liteRec made from a part, as it was made (gen).
@@ -121,11 +130,18 @@ func (w *pworker) formatOut() {
 	for _, rec := range d.out[w.fmtFrom:] {
 		if (rec.Type == RecFPDU || rec.Type == RecMessage) && len(w.arena) < maxArena {
 			var tag uint64
+			kept := false
 			if w.tag != nil {
 				t, ok := w.tag(rec)
+				if g, st, known := w.known.get(rec.Conn); ok && known {
+					// Numbered by the merge already: judged here.
+					w.stub.Type, w.stub.Frame, w.stub.Conn, w.stub.stream = rec.Type, rec.Frame, g, st
+					ok = w.keep(&w.stub, t)
+					kept = ok
+				}
 				if !ok {
-					// Written by no connection id: dropped, as a Format
-					// that renders nothing.
+					// Not written: dropped, as a Format that renders
+					// nothing.
 					if d.opts.Recycle {
 						d.recycle(rec)
 					}
@@ -138,7 +154,7 @@ func (w *pworker) formatOut() {
 			if ok && n <= len(out) && len(out) <= maxArena && (at == -1 || n <= at && at <= len(out)) {
 				if len(out) > n {
 					e := pent{frame: rec.Frame, order: rec.order, tag: tag, conn: rec.Conn, pkt: rec.pkt,
-						off: int32(n), n: int32(len(out) - n), at: -1, typ: rec.Type}
+						off: int32(n), n: int32(len(out) - n), at: -1, typ: rec.Type, kept: kept}
 					if at >= 0 {
 						e.at = int32(at - n)
 					}
@@ -180,7 +196,7 @@ func (p *Parallel) lite(e *pent, w int, arena []byte, made *[]liteRef) *Record {
 	// Records of one frame all come from one worker: its queue order
 	// breaks ties, its index riding along (as merge's take does).
 	l.r.order = e.order<<8 | uint64(w)
-	l.enc, l.at, l.tag = arena[e.off:e.off+e.n:e.off+e.n], e.at, e.tag
+	l.enc, l.at, l.tag, l.kept = arena[e.off:e.off+e.n:e.off+e.n], e.at, e.tag, e.kept
 	*made = append(*made, liteRef{l, l.gen})
 	p.liveLites++
 	p.maxLites = max(p.maxLites, p.liveLites)
@@ -206,7 +222,7 @@ func keepLites(made *[]liteRef) {
 func (p *Parallel) writeLite(r *Record) {
 	l := (*liteRec)(unsafe.Pointer(r))
 	switch {
-	case p.keep != nil && !p.keep(r, l.tag):
+	case p.keep != nil && !l.kept && !p.keep(r, l.tag):
 	case l.at < 0:
 		p.write(l.enc)
 	default:

@@ -26,9 +26,11 @@ type renderer struct {
 	// decline: the workers' Format leaves the records of every third
 	// frame to emit, so that the two kinds of output interleave.
 	decline bool
-	// keep: FPDU and message records are written only for odd connection
-	// ids and frames not divisible by 5; with workers the merge judges
-	// the ids (SetKeep) and the workers' tag the frames.
+	// keep: FPDU and message records are written only for odd TCP
+	// stream numbers (odd connection ids without one) and frames not
+	// divisible by 5; with workers the merge, or a worker once the merge
+	// has numbered the connection, judges the first (SetKeep), the
+	// workers' tag the frames.
 	keep bool
 }
 
@@ -44,7 +46,16 @@ var renderers = []renderer{
 // kept reports whether a renderer with keep writes r, numbered as the
 // merge numbers it.
 func kept(r *flows.Record) bool {
-	return r.Type != flows.RecFPDU && r.Type != flows.RecMessage || r.Conn%2 == 1 && r.Frame%5 != 0
+	return r.Type != flows.RecFPDU && r.Type != flows.RecMessage || keptID(r) && r.Frame%5 != 0
+}
+
+// keptID is the part of kept the merge judges: an odd TCP stream number,
+// or for a connection without one (RoCEv2, SCTP) an odd id.
+func keptID(r *flows.Record) bool {
+	if s, ok := r.TCPStream(); ok {
+		return s%2 == 1
+	}
+	return r.Conn%2 == 1
 }
 
 // emitter returns an emit that appends what rd renders of each record to
@@ -131,7 +142,7 @@ func (rd renderer) setKeep(t testing.TB, p *flows.Parallel) {
 		if tag != r.Frame*7+1 {
 			panic(fmt.Sprintf("frame %d came with tag %d", r.Frame, tag))
 		}
-		return r.Conn%2 == 1
+		return keptID(r)
 	})
 }
 
