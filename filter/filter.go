@@ -77,9 +77,9 @@ func unread(n node, omit format.Omit) format.Omit {
 // Reads reports whether a test of the filter reads the top-level key key
 // or a member of it ("rdmap" for rdmap.term.code): whether a record's
 // value of it can change the verdict. iwarpdump -j N has its workers
-// match records before the merge numbers their connections, unless the
-// filter reads "conn" (flows.Parallel.SetFormat). A nil Filter reads
-// nothing.
+// match records before the merge numbers their connections
+// (flows.Parallel.SetFormat); a filter that reads "conn" they match in
+// two stages (Staged). A nil Filter reads nothing.
 func (f *Filter) Reads(key string) bool {
 	if f == nil {
 		return false
