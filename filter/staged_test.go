@@ -151,3 +151,43 @@ func TestStagedNoAllocs(t *testing.T) {
 		t.Fatal("no FPDU or message record")
 	}
 }
+
+// FuzzStaged: for any filter that is staged, Stage1 on the record as a
+// worker numbers it and then Stage2 on the record as the merge numbers it
+// give MatchRecord's verdict (a sample of TestStagedSameAsMatch's
+// records: every 20th, and every record of the first capture).
+func FuzzStaged(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add("conn == 1 || " + s)
+		f.Add("(" + s + ") && tcp.stream != 2")
+	}
+	f.Add("!(conn in {0..2} || rdmap.opcode == 4) && !finding")
+	var rs []*flows.Record
+	f.Fuzz(func(t *testing.T, expr string) {
+		if rs == nil {
+			all := stagedRecords(t)
+			for i, r := range all {
+				if i%20 == 0 || i < 200 {
+					rs = append(rs, r)
+				}
+			}
+		}
+		flt, err := Compile(expr)
+		if err != nil {
+			return
+		}
+		s, ok := flt.Staged()
+		if !ok {
+			return
+		}
+		for _, r := range rs {
+			local := *r
+			local.Conn += 3
+			local.SetTCPStream(-1)
+			bits, possible := s.Stage1(&local)
+			if got, want := possible && s.Stage2(bits, r), flt.MatchRecord(r); got != want {
+				t.Fatalf("%q: staged %v, MatchRecord %v on frame %d (%s, conn %d)", expr, got, want, r.Frame, r.Type, r.Conn)
+			}
+		}
+	})
+}
