@@ -49,8 +49,8 @@ func (p *Parallel) SetFormat(newFormat func() Format, write func([]byte)) {
 // record: a tag for the merge, and false to drop the record at once, as
 // a Format that renders nothing does. keep is called by the merge before
 // it writes a rendered record, with the record numbered as the merge
-// numbers it (its Type, Conn and TCPStream; nothing else of it is set)
-// and the tag; false drops it. Records that go to emit instead (those a
+// numbers it (its Type, Frame, Conn and TCPStream; nothing else of it is
+// set) and the tag; false drops it. Records that go to emit instead (those a
 // Format declines, or that the merge gets whole while it is crowded) are
 // emit's to judge. It must be called with SetFormat, before the first
 // packet.
