@@ -127,3 +127,15 @@ func HeldPacked() uint64 { return heldPacked.Load() }
 // MaxLites returns the most records the merge held at once as octets
 // their workers rendered (SetFormat). Call it after Close.
 func (p *Parallel) MaxLites() int { return p.maxLites }
+
+// BoxesMade is how many FPDU boxes the workers' Decoders have allocated.
+func (p *Parallel) BoxesMade() int {
+	n := 0
+	for _, w := range p.workers {
+		n += w.dec.made
+	}
+	return n
+}
+
+// MaxFreeBoxes is how many FPDU boxes a Decoder keeps for reuse.
+const MaxFreeBoxes = maxFreeBoxes
