@@ -246,7 +246,8 @@ func (p *Partial) Flush(conn int) any {
 }
 
 // Absorb adds what a Partial flushed: for connection conn (the id the
-// Collector's records carry), or the timeline (conn -1). It must be called
+// Collector's records carry), or the timeline (conn -1); or notes that
+// connection conn has ended (Ends). It must be called
 // from the goroutine that calls Add, after the records of the connection
 // that came before the ones the Partial took (flows.Parallel does).
 func (c *Collector) Absorb(conn int, v any) {
@@ -277,6 +278,8 @@ func (c *Collector) Absorb(conn int, v any) {
 			cs.ended = true
 			c.packRow(cs)
 		}
+	case connEnded:
+		c.ended(conn)
 	case *timeline:
 		c.tl.absorb(x)
 	}

@@ -421,11 +421,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 					func(r *flows.Record, tag uint64) bool { return staged.Stage2(tag, r) })
 			}
 		}
-		if silent && pq == nil {
-			// Only the tables and reports see the records: each worker
-			// counts the FPDUs whose order does not matter itself, and
-			// the merge orders only the rest (report.Partial).
-			par.SetLocal(coll.Local, coll.Absorb)
+		if coll != nil {
+			// Where only the tables and reports see the records, each
+			// worker counts the FPDUs whose order does not matter itself
+			// and the merge orders only the rest (localFor).
+			par.SetLocal(localFor(coll, silent && pq == nil))
 		}
 		// One plain pcap or pcapng file with nothing between the file and the
 		// decoder (no capture filter, -w or --shard): the workers share
@@ -458,11 +458,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if live.active() {
 			heldBack = d
 		}
-		if silent && pq == nil {
-			// As the workers of -j N do (above): the FPDUs and messages
-			// the tables count are counted at once, and never wait in
-			// frame order for a message still open.
-			d.SetLocal(coll.Local(), coll.Absorb)
+		if coll != nil {
+			// As the workers of -j N do (above): under -q, never waiting
+			// in frame order for a message still open (localFor).
+			newLocal, absorb := localFor(coll, silent && pq == nil)
+			d.SetLocal(newLocal(), absorb)
 		}
 		dec = d
 	}
@@ -822,4 +822,20 @@ func reportDamage(stderr io.Writer, err error, n uint64, several bool) {
 		return
 	}
 	fmt.Fprintf(stderr, "iwarpdump: decoded %d packets before the damage\n", n)
+}
+
+// localFor returns what the Decoder or the workers of -j N give the
+// Collector coll besides the records it is given: with partials (only the
+// tables and reports see the records, -q), Partials that count the FPDUs
+// and messages whose order does not matter where they are decoded, so that
+// they need not be ordered and never wait in frame order for a message
+// still open (report.Partial); otherwise, where every record is also
+// written or goes to Parquet, word of when each connection ends, so that a
+// reset connection's row is packed when it retires rather than at the end
+// of the capture (report.Collector.Ends).
+func localFor(coll *report.Collector, partials bool) (func() flows.Local, func(conn int, v any)) {
+	if partials {
+		return coll.Local, coll.Absorb
+	}
+	return coll.Ends, coll.Absorb
 }
