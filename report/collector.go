@@ -296,7 +296,7 @@ type Collector struct {
 	openHead int
 
 	// The rows of connections that ended, packed (rowpack.go).
-	packedAt map[int]rowSlot
+	packedAt rowSlots
 	rows     varpack.Arena
 	rowEnc   []byte // a row being packed
 	revived  struct {
@@ -331,6 +331,12 @@ func NewCollector() *Collector {
 // everything after it (flows.Options.MaxHeld, some 10 MB). Call it before
 // Local and Add.
 func (c *Collector) NoTimeline() { c.noTimeline = true }
+
+// NoReports has c keep none of the findings that the JUnit, SARIF and HTML
+// reports list one by one (MaxFindings of them, some 1.4 MB): for the
+// tables, which count findings by code and connection, and Worst. Those
+// reports then list none. Call it before Add.
+func (c *Collector) NoReports() { c.maxFindings = 0 }
 
 // Add aggregates one record. It keeps nothing that points into r except
 // strings (finding codes, messages and references), which are immutable.
@@ -478,7 +484,7 @@ func (c *Collector) connSlow(r *flows.Record) *connStats {
 func (c *Collector) lookup(r *flows.Record) *connStats {
 	cs := c.conns[r.Conn]
 	if cs == nil {
-		if at, ok := c.packedAt[r.Conn]; ok {
+		if at, ok := c.packedAt.get(r.Conn); ok {
 			return c.revive(r.Conn, at)
 		}
 		if c.rowCount() >= c.maxConns {

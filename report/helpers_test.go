@@ -121,7 +121,7 @@ func (c *Collector) row(id int) *connStats {
 	if cs := c.conns[id]; cs != nil {
 		return cs
 	}
-	s, ok := c.packedAt[id]
+	s, ok := c.packedAt.get(id)
 	if !ok {
 		return nil
 	}

@@ -294,7 +294,7 @@ func (c *Collector) absorbConn(id int) *connStats {
 	if cs := c.conns[id]; cs != nil {
 		return cs
 	}
-	if at, ok := c.packedAt[id]; ok {
+	if at, ok := c.packedAt.get(id); ok {
 		return c.revive(id, at)
 	}
 	if c.other != nil {

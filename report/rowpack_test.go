@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -261,7 +262,7 @@ func withRows(t testing.TB, pkts []capture.Packet, n int, ends, keep bool) (out 
 		}
 		par.Close()
 	}
-	return outputs(t, c), len(c.packedAt), live
+	return outputs(t, c), c.packedAt.len(), live
 }
 
 // TestPackedRowsSameOutput: a Collector that packs the rows of the
@@ -330,5 +331,46 @@ func TestPackedRowsSameOutput(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestRowSlots: rowSlots against a map, ids indexed and beyond maxIndexed
+// (and negative), set again, deleted, deleted twice.
+func TestRowSlots(t *testing.T) {
+	var got rowSlots
+	want := map[int]rowSlot{}
+	ops := []struct {
+		id  int
+		del bool
+	}{{0, false}, {5, false}, {63, false}, {64, false}, {1000, false}, {maxIndexed - 1, false}, {maxIndexed, false},
+		{maxIndexed + 7, false}, {-3, false}, {5, false}, {5, true}, {5, true}, {maxIndexed, true}, {77, true},
+		{-3, true}, {2 * maxIndexed, true}, {0, false}, {1000, true}}
+	for i, op := range ops {
+		if op.del {
+			got.del(op.id)
+			delete(want, op.id)
+		} else {
+			s := rowSlot{at: uint32(i * 10), n: uint32(i + 1)}
+			got.set(op.id, s)
+			want[op.id] = s
+		}
+		if got.len() != len(want) {
+			t.Fatalf("after op %d: len %d, want %d", i, got.len(), len(want))
+		}
+		for _, id := range []int{-3, 0, 5, 63, 64, 77, 1000, maxIndexed - 1, maxIndexed, maxIndexed + 7, 2 * maxIndexed} {
+			s, ok := got.get(id)
+			ws, wok := want[id]
+			if ok != wok || s != ws {
+				t.Fatalf("after op %d: get(%d) = %v %v, want %v %v", i, id, s, ok, ws, wok)
+			}
+		}
+		seen := map[int]rowSlot{}
+		got.each(func(id int, s rowSlot) { seen[id] = s })
+		if !maps.Equal(seen, want) {
+			t.Fatalf("after op %d: each gives %v, want %v", i, seen, want)
+		}
+	}
+	if len(got.idx) > maxIndexed {
+		t.Errorf("%d indexed slots, at most %d", len(got.idx), maxIndexed)
 	}
 }
