@@ -1,7 +1,12 @@
 package report
 
 import (
+	"bytes"
+	"fmt"
+	"io"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -12,6 +17,7 @@ import (
 	"github.com/iwarpkit/iwarpkit/dissect/mpa"
 	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
 	"github.com/iwarpkit/iwarpkit/flows"
+	"github.com/iwarpkit/iwarpkit/internal/testutil"
 )
 
 // manifestOps are the RDMAP opcode counts tshark 4.0.17 reports for the
@@ -558,5 +564,46 @@ func TestWithoutFrames(t *testing.T) {
 		if got := withoutFrames(c.in); got != c.want {
 			t.Errorf("withoutFrames(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// TestNoReportsSameTables: a Collector that keeps no findings for the
+// reports (NoReports) writes the same four tables and has the same worst
+// severity as one that does, on every bundled capture; and keeps none.
+func TestNoReportsSameTables(t *testing.T) {
+	tables := func(c *Collector) string {
+		var b bytes.Buffer
+		for _, w := range []func(io.Writer) error{c.WriteConn, c.WriteOps, c.WriteFindings, c.WriteLatency} {
+			if err := w(&b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s, ok := c.Worst()
+		return fmt.Sprint(b.String(), s, ok)
+	}
+	kept := 0
+	for _, f := range bundled(t) {
+		data, err := os.ReadFile(filepath.Join("..", "testdata", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, bare := NewCollector(), NewCollector()
+		bare.NoReports()
+		d := flows.NewDecoder(flows.Options{}, func(r *flows.Record) { full.Add(r); bare.Add(r) })
+		pkts := testutil.ReadPackets(data)
+		for i := range pkts {
+			d.Packet(&pkts[i])
+		}
+		d.Close()
+		if got, want := tables(bare), tables(full); got != want {
+			t.Errorf("%s: tables differ with NoReports\n got %q\nwant %q", f, got, want)
+		}
+		if len(bare.kept) != 0 {
+			t.Errorf("%s: %d findings kept with NoReports", f, len(bare.kept))
+		}
+		kept += len(full.kept)
+	}
+	if kept == 0 {
+		t.Error("no bundled capture has a finding to keep")
 	}
 }

@@ -209,6 +209,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if !slices.ContainsFunc(reports, func(r string) bool { return strings.HasPrefix(r, "html:") }) {
 			coll.NoTimeline() // only the HTML report draws it
 		}
+		if len(reports) == 0 {
+			coll.NoReports() // the findings listed one by one
+		}
 	}
 	silent := *quiet && (len(stats) > 0 || len(reports) > 0)
 	opts := flows.Options{Force: forces}
