@@ -13,8 +13,8 @@ import (
 // (GOGC=100) before the next; where a decode holds some tens of MB
 // (connections reset by the thousand, open by the thousand, a SYN flood
 // with -j 2, the -z tables of many connections), that slack was the
-// difference. So once the live heap passes tightenAt, iwarpdump runs the
-// collector at GOGC=50: the heap grows to 1.5 times what was live. On the
+// difference. So once the live heap passes 16 MB (gcSteps), iwarpdump runs
+// the collector at GOGC=50: the heap grows to 1.5 times what was live. On the
 // captures of bench/memory.sh that takes 10-25 % off their peak RSS
 // (synflood 400,000 with -j 2: 85 -> 65 MiB; 100,000 connections reset
 // within 26 s, JSON Lines: 82 -> 71 MiB; 100,000 reset over a day, -j 2
@@ -22,7 +22,11 @@ import (
 // 108 MiB) for up to 15 % more CPU there, and some runs less. Below it,
 // GOGC stays at 100 (from smallHeap on, below): GOGC=50 from the start
 // made the collector run twice as often on the workload and small
-// messages, 5 % of the workload's time under -q -z conn.
+// messages, 5 % of the workload's time under -q -z conn. Past 24 MB live
+// it goes to 30: with the tables of 65,536 connections (report.MaxConns;
+// 100,000 connections reset, -j 2 -z conn, lines and a table) the live
+// heap reaches 28 MB, and GOGC=50 peaked at 65-68 MiB (4 runs), 30 at
+// 60-61 MiB, for 10 % more CPU there.
 //
 // A soft memory limit (debug.SetMemoryLimit: 48 MiB, lifted once the live
 // heap passed three quarters of it) brought a few more cases under 64 MiB,
@@ -45,22 +49,27 @@ import (
 //
 // GOGC in the environment overrides all of this, and GOMEMLIMIT the first
 // collection's wait.
-const (
-	startLimit = 24 << 20
-	gcPercent  = 50
-	tightenAt  = 16 << 20
-)
+const startLimit = 24 << 20
+
+// gcSteps are the GOGC values the watch sets as the live heap passes each
+// bound, in increasing order.
+var gcSteps = [...]struct {
+	live    uint64
+	percent int
+}{{16 << 20, 50}, {24 << 20, 30}}
 
 // gcWatch is the watch on the live heap that setGCPercent starts.
 type gcWatch struct {
 	old      int   // GOGC before
 	oldLimit int64 // the memory limit before
 	mu       sync.Mutex
-	done     bool // tightened, or stopped
+	done     bool // tightened to the last step, or stopped
+	steps    int  // the gcSteps taken
 	// started is closed when the first collection has set GOGC and the
-	// memory limit back, and tightened when GOGC is set to gcPercent
+	// memory limit back, and stepped[i] when GOGC is set to gcSteps[i]'s
 	// (tests).
-	started, tightened chan struct{}
+	started chan struct{}
+	stepped [len(gcSteps)]chan struct{}
 }
 
 // gcTick is an object made only to be collected: its finalizer runs after
@@ -71,8 +80,8 @@ type gcWatch struct {
 type gcTick struct{ w *gcWatch }
 
 // setGCPercent turns the collector off under a memory limit of startLimit
-// until its first collection, then watches the live heap and sets GOGC to
-// gcPercent once it passes tightenAt; nothing when GOGC is set in the
+// until its first collection, then watches the live heap and sets GOGC as
+// it passes each of gcSteps' bounds; nothing when GOGC is set in the
 // environment. It returns what stops the watch and restores the settings
 // before.
 func setGCPercent() (restore func()) {
@@ -88,7 +97,10 @@ func startGCWatch() *gcWatch {
 	if os.Getenv("GOGC") != "" {
 		return nil
 	}
-	w := &gcWatch{started: make(chan struct{}), tightened: make(chan struct{})}
+	w := &gcWatch{started: make(chan struct{})}
+	for i := range w.stepped {
+		w.stepped[i] = make(chan struct{})
+	}
 	w.old = debug.SetGCPercent(-1)
 	w.oldLimit = debug.SetMemoryLimit(-1) // a negative limit reads it
 	if os.Getenv("GOMEMLIMIT") == "" {
@@ -107,7 +119,7 @@ func (w *gcWatch) arm() {
 }
 
 // check sets GOGC for the live heap, and waits for the next collection
-// unless it is past tightenAt.
+// unless it is past the last of gcSteps.
 func (w *gcWatch) check() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -126,10 +138,16 @@ func (w *gcWatch) check() {
 		w.restore()
 		close(w.started)
 	}
-	if s[0].Value.Uint64() > tightenAt {
-		debug.SetGCPercent(gcPercent)
+	live, steps := s[0].Value.Uint64(), w.steps
+	for w.steps < len(gcSteps) && live > gcSteps[w.steps].live {
+		close(w.stepped[w.steps])
+		w.steps++
+	}
+	if w.steps > steps {
+		debug.SetGCPercent(gcSteps[w.steps-1].percent)
+	}
+	if w.steps == len(gcSteps) {
 		w.done = true
-		close(w.tightened)
 		return
 	}
 	w.arm()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"runtime"
 	"runtime/debug"
@@ -9,8 +10,8 @@ import (
 )
 
 // TestGCPercent: GOGC is off under a memory limit of startLimit until the
-// first collection, which sets both back; GOGC is set to gcPercent once
-// the live heap passes tightenAt, and restored when the watch stops; with
+// first collection, which sets both back; GOGC is set to each of gcSteps'
+// as the live heap passes its bound, and restored when the watch stops; with
 // GOGC in the environment nothing is watched, and with GOMEMLIMIT the
 // first collection comes as it would.
 func TestGCPercent(t *testing.T) {
@@ -46,14 +47,19 @@ func TestGCPercent(t *testing.T) {
 		t.Errorf("after a collection: GOGC %d, limit %d; want 100, no limit", got, lim)
 	}
 	debug.SetGCPercent(100)
-	live := make([][]byte, 24)
-	for i := range live {
-		live[i] = make([]byte, 1<<20)
-		live[i][i] = 1
-	}
-	await(w.tightened, "24 MiB live")
-	if got := debug.SetGCPercent(gcPercent); got != gcPercent {
-		t.Errorf("GOGC %d with 24 MiB live, want %d", got, gcPercent)
+	var live [][]byte
+	for i, st := range gcSteps {
+		// Past this step's bound, short of the next one's.
+		for uint64(len(live))<<20 < st.live+(2<<20) {
+			b := make([]byte, 1<<20)
+			b[len(live)] = 1
+			live = append(live, b)
+		}
+		what := fmt.Sprintf("%d MiB live", len(live))
+		await(w.stepped[i], what)
+		if got := debug.SetGCPercent(st.percent); got != st.percent {
+			t.Errorf("GOGC %d with %s, want %d", got, what, st.percent)
+		}
 	}
 	w.stop()
 	runtime.KeepAlive(live)
