@@ -6,7 +6,8 @@
 #
 # Generates synth's stress workloads (iwarpsynth -scenario KIND -conns N)
 # at two sizes each, N and 4N (SCALE, default 1: N as below), and prints
-# the peak RSS of `-q -z conn`, `-T jsonl`, and both with `-j 2`:
+# the peak RSS of `-q -z conn`, `-T jsonl`, `-z conn` (the lines and the
+# table), and each with `-j 2`:
 #   synflood  N SYNs, none answered (a port scan, a SYN flood)
 #   churn     N short connections, 64 open at a time, closed with FINs
 #   resets    the same, each reset after its messages
@@ -26,7 +27,7 @@ CGO_ENABLED=0 go build -o "$dir/iwarpsynth" ./cmd/iwarpsynth
 
 # kind and its smaller N.
 cases="synflood:100000 churn:25000 resets:25000 resets-slow:25000 longmsg:32 open:500"
-modes=("-q -z conn" "-T jsonl" "-j 2 -q -z conn" "-j 2 -T jsonl")
+modes=("-q -z conn" "-T jsonl" "-j 2 -q -z conn" "-j 2 -T jsonl" "-z conn" "-j 2 -z conn")
 
 printf '%-11s %9s %10s' workload N "file MB"
 for m in "${modes[@]}"; do printf ' %16s' "$m"; done
