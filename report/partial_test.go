@@ -254,6 +254,9 @@ func clip(b []byte) []byte {
 // (rowpack.go) and, the HTML report aside, one whose Partial needs no
 // timeline (NoTimeline). The streams have timestamps that go back,
 // connections beyond the Collector's cap, and unknown directions.
+//
+// A Collector told that connections ended (Ends) at arbitrary records,
+// whose later records revive their rows, writes the same too.
 func FuzzPartial(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte("\x01\x00\x01\x23\x00\x10\x00\x01" + "\x02\x00\x01\x00\x00\x40\x00\x01" + "\x02\x00\x02\x05\x05\xdc\x80\x01" + "\x02\x00\x01\x00\x00\x40\xff\x01"))
@@ -262,16 +265,25 @@ func FuzzPartial(f *testing.F) {
 		if len(data) > 1<<13 {
 			return
 		}
-		a, b, c, k := NewCollector(), NewCollector(), NewCollector(), NewCollector()
+		a, b, c, k, e := NewCollector(), NewCollector(), NewCollector(), NewCollector(), NewCollector()
 		c.NoTimeline() // its Partial takes FPDUs before any timeline
 		k.keepRows = true
-		for _, x := range []*Collector{a, b, c, k} {
+		for _, x := range []*Collector{a, b, c, k, e} {
 			x.maxConns, x.maxFindings = 3, 4
 		}
 		p, pc := b.Local().(*Partial), c.Local().(*Partial)
+		ends := e.Ends()
 		for _, r := range fuzzRecords(data) {
 			a.Add(r)
 			k.Add(r)
+			// e is told a connection ended after any record of an
+			// odd frame: the records that come after revive its row.
+			e.Add(r)
+			if r.Frame%2 == 1 {
+				if v := ends.Flush(r.Conn); v != nil {
+					e.Absorb(r.Conn, v)
+				}
+			}
 			if !p.Take(r) {
 				b.Add(r)
 			}
@@ -289,6 +301,9 @@ func FuzzPartial(f *testing.F) {
 		}
 		if got, want := outputs(t, a), outputs(t, k); !bytes.Equal(got, want) {
 			t.Fatalf("rows packed:\n%s\nrows kept whole:\n%s", got, want)
+		}
+		if got, want := outputs(t, e), outputs(t, a); !bytes.Equal(got, want) {
+			t.Fatalf("told of ends (Ends):\n%s\ndirectly:\n%s", got, want)
 		}
 		if got, want := outputs(t, b), outputs(t, a); !bytes.Equal(got, want) {
 			t.Fatalf("through a Partial:\n%s\ndirectly:\n%s", got, want)
