@@ -9,8 +9,9 @@ import "github.com/iwarpkit/iwarpkit/flows"
 // is packed then (rowpack.go). A connection that ends with FIN has its
 // conn record then, which packs the row anyway; a reset connection that
 // retires (flows/settle.go) has its conn record only at the end of the
-// capture, and its row would wait for it there (100,000 resets held 36 MB
-// of rows; report.MaxConns bounds them, not 64 MiB). Set it with
+// capture, and its row would wait for it there: 100,000 connections reset
+// held 36 MB of rows to the end (MaxConns bounds their number, not their
+// size). Set it with
 // flows.Decoder.SetLocal or flows.Parallel.SetLocal, with Absorb.
 func (c *Collector) Ends() flows.Local { return endsLocal{} }
 
