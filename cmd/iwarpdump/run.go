@@ -21,6 +21,7 @@ import (
 	"github.com/iwarpkit/iwarpkit/filter"
 	"github.com/iwarpkit/iwarpkit/flows"
 	"github.com/iwarpkit/iwarpkit/format"
+	"github.com/iwarpkit/iwarpkit/internal/gctune"
 	"github.com/iwarpkit/iwarpkit/report"
 )
 
@@ -295,7 +296,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer closeSrc()
 	failed := false // a -w write failed, or the live capture: exit 1
 
-	defer setGCPercent()()
+	defer gctune.Start()()
 	var pq *parquetSink
 	if parquetOut {
 		pq, err = newParquetSink(live.write, inputBase(files), sh)

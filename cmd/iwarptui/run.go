@@ -10,6 +10,7 @@ import (
 	"github.com/iwarpkit/iwarpkit/dissect/mpa"
 	"github.com/iwarpkit/iwarpkit/flows"
 	"github.com/iwarpkit/iwarpkit/format"
+	"github.com/iwarpkit/iwarpkit/internal/gctune"
 	"github.com/iwarpkit/iwarpkit/internal/tui"
 )
 
@@ -62,6 +63,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "iwarptui: unknown --mpa-flags %q (want rfc6581 or draft)\n", *flags)
 		return 2
 	}
+	// The index of a big capture is most of the heap: the collector runs
+	// at a lower GOGC as it grows, as for iwarpdump (gctune).
+	defer gctune.Start()()
 	app, err := openTUI(fs.Arg(0), tui.Options{Flows: opts, Time: tf})
 	if err != nil {
 		fmt.Fprintf(stderr, "iwarptui: %v\n", err)
