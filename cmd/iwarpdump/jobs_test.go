@@ -14,10 +14,7 @@ import (
 // on every bundled capture (the flows package tests the merge itself over
 // interleaved and damaged captures).
 func TestJobsSameOutput(t *testing.T) {
-	files, _ := filepath.Glob("../../testdata/*/*.pcap")
-	if len(files) < 20 {
-		t.Fatalf("only %d bundled captures", len(files))
-	}
+	files := bundledCaptures(t)
 	// Several files merged into one stream, and a packet count.
 	files = append(files, "-r "+siw+"crc_v2_rping.pcap -r "+siw+"term_badwrite.pcap -r "+siw+"p2p_rtr1_rping.pcap",
 		"-c 40 -r "+siw+"crc_v2_iwtest_ops.pcap")
@@ -68,7 +65,7 @@ func TestJobsSameOutput(t *testing.T) {
 // report.Partial) are those of -j 1, on every bundled capture and on a
 // generated workload with markers in half its connections.
 func TestJobsSameReports(t *testing.T) {
-	files, _ := filepath.Glob("../../testdata/*/*.pcap")
+	files := bundledCaptures(t)
 	dir := t.TempDir()
 	perf := filepath.Join(dir, "perf.pcap")
 	f, err := os.Create(perf)
@@ -99,4 +96,15 @@ func TestJobsSameReports(t *testing.T) {
 			t.Fatalf("%s: -j 2 reports differ from -j 1 (%d/%d octets)", filepath.Base(f), len(outs[1]), len(outs[0]))
 		}
 	}
+}
+
+// bundledCaptures returns the paths of the bundled captures, and fails t
+// when there are fewer than 20 (a test over none would prove nothing).
+func bundledCaptures(t *testing.T) []string {
+	t.Helper()
+	files, _ := filepath.Glob("../../testdata/*/*.pcap")
+	if len(files) < 20 {
+		t.Fatalf("only %d bundled captures", len(files))
+	}
+	return files
 }

@@ -16,10 +16,7 @@ import (
 // bundled capture, and on 300 connections reset over 13 minutes, which
 // retire one after another (flows/settle.go), with one worker and two.
 func TestTablesAfterLines(t *testing.T) {
-	files, _ := filepath.Glob("../../testdata/*/*.pcap")
-	if len(files) < 20 {
-		t.Fatalf("only %d bundled captures", len(files))
-	}
+	files := bundledCaptures(t)
 	var buf bytes.Buffer
 	if err := synth.WriteStress(&buf, synth.StressResetsSlow, 300, 1); err != nil {
 		t.Fatal(err)
