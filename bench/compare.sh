@@ -99,9 +99,25 @@ steal() { awk '/^cpu / {t = 0; for (i = 2; i <= NF; i++) t += $i; print $9, t}' 
 read -r st0 tot0 < <(steal)
 # rounds runs the commands of cmds (named as in names), one run of each per
 # round, $runs rounds, into times, cpus, rss and secs (by name).
+# Each round runs fresh copies of the programs built here: identical
+# binaries in two files ran 7 % apart, round after round (0.153 and 0.142
+# s for -q -z conn, 9 interleaved rounds; a copy of the slow one was as
+# fast as the fast one), and a file stays where the page cache put it for
+# as long as it is cached: one draw of where the pages of iwarpdump and of
+# the baseline lie had decided every round of a run. (Which of the caches
+# the placement of the code in memory strains, this VM does not say: it
+# has no hardware counters.) A new copy each round makes the median a
+# median over placements too.
+fresh() {
+	local f
+	for f in "$@"; do
+		cp -- "$f" "$f.new" && mv -f -- "$f.new" "$f"
+	done
+}
 rounds() {
 	times=() cpus=() rss=() secs=()
 	for _ in $(seq "$runs"); do
+		fresh "$dir/iwarpdump" "$dir/baseline"
 		for i in "${!names[@]}"; do
 			read -r -a cmd <<< "${cmds[$i]}"
 			"$dir/timeit" -o "$dir/time.out" "${cmd[@]}" >/dev/null 2>"$dir/stderr.out" || { cat "$dir/stderr.out" >&2; exit 1; }
