@@ -10,17 +10,13 @@
 # few to say which call sites are hot. Usage: scripts/pgo.sh [SIZE [ROUNDS]]
 #
 # Keep a new profile only after timing builds with it and with the old one
-# in interleaved rounds (bench/timeit) on the 512 MiB workload: which call
-# sites a profile makes hot moves with the samples it happens to take. In
-# session 40, builds from five profiles made as this script makes them
-# were up to 10 % apart in -q -z conn (those of 40 rounds, or of
-# -q -z conn alone, 7-10 % slower than the committed profile's). And a
-# build moves by some 4 % with nothing but where its data lies: the same
-# profile given to go build from two paths of different lengths (the path
-# is recorded in the binary, and the data after it moves by 32 octets;
-# the code is the same) made binaries 3.7 % and 4.8 % apart in two sets
-# of 13 interleaved rounds, while a copy of either timed as the binary
-# itself. A few per cent between two builds says little about the code.
+# in interleaved rounds on the 512 MiB workload, each round with fresh
+# copies of the two binaries (cp, as bench/compare.sh's fresh does):
+# which call sites a profile makes hot moves with the samples it happens
+# to take, and in session 40 builds from profiles made as this script
+# makes them were up to 10 % apart in -q -z conn. Without fresh copies,
+# where the page cache put each binary's file decides too: identical
+# binaries in two files ran 7 % apart round after round.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size=${1:-256M}
