@@ -14,13 +14,13 @@
 # copies of the two binaries (cp, as bench/compare.sh's fresh does):
 # which call sites a profile makes hot moves with the samples it happens
 # to take. In session 40, of eight profiles made as this script makes
-# them, one made -q -z conn 5-7 % faster than the committed profile (it
-# is the one now committed) and the others timed within 3 % of it; five
-# rounds of each mode, 40 rounds, -q -z conn alone, or a profile of the
-# PGO build itself gave builds 2-10 % slower (those timed before fresh
-# copies were made each round). Without fresh copies,
-# where the page cache put each binary's file decides too: identical
-# binaries in two files ran 7 % apart round after round.
+# them, one made -q -z conn 5-7 % faster than the profile committed then
+# (it is the one committed now) and the other seven timed within 3 % of
+# that one; five rounds of each mode, 40 rounds, -q -z conn alone, or a
+# profile of the PGO build itself gave builds 2-10 % slower (those timed
+# before fresh copies were made each round). Without fresh copies, where
+# the page cache put each binary's file decides too: identical binaries
+# in two files ran 7 % apart round after round.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size=${1:-256M}
