@@ -164,9 +164,10 @@ func (c *ChunkReader) u32(b []byte) uint32 {
 }
 
 // NextOwners is Next followed by w.Owners(ch, own, offs, of), in one walk
-// over the records of a pcap file rather than two.
+// over the records of a pcap file, or over the blocks of a pcapng file
+// read in place, rather than two.
 func (c *ChunkReader) NextOwners(buf []byte, w *ChunkWalker, own []uint8, offs []int32, of Owner) (Chunk, []uint8, []int32, error) {
-	if c.ng != nil || c.m != nil || w.ng {
+	if c.m != nil || w.ng != (c.ng != nil) {
 		ch, err := c.Next(buf)
 		if err != nil {
 			return ch, own, offs, err
@@ -174,12 +175,19 @@ func (c *ChunkReader) NextOwners(buf []byte, w *ChunkWalker, own []uint8, offs [
 		own, offs = w.Owners(ch, own, offs, of)
 		return ch, own, offs, nil
 	}
+	// The walk that reads the records (a pcap file's headers, a pcapng
+	// file's blocks in place) works out their owners too.
+	base := len(own)
 	c.ow, c.of, c.own, c.offs = w, of, own, offs
 	ch, err := c.Next(buf)
 	own, offs = c.own, c.offs
 	c.ow, c.of, c.own, c.offs = nil, nil, nil, nil
 	if err != nil {
 		return ch, own[:0], offs[:0], err
+	}
+	if c.ng != nil && ch.meta == nil {
+		// A chunk of repacked pcapng records.
+		own, offs = w.Owners(ch, own[:base], offs[:base], of)
 	}
 	return ch, own, offs, nil
 }
@@ -559,19 +567,24 @@ func (w *ChunkWalker) ngOwners(ch Chunk, own []uint8, offs []int32, of Owner) ([
 			link = layers.LinkType(binary.LittleEndian.Uint32(b[28:32]))
 			b = b[n:]
 		}
-		if link == layers.LinkTypeEthernet {
-			if length, doff, ok := fastTCP4Lengths(data); ok {
-				ip := data[eth:]
-				own = append(own, of.OwnerTCP4([4]byte(ip[12:16]), [4]byte(ip[16:20]),
-					binary.BigEndian.Uint16(ip[20:22]), binary.BigEndian.Uint16(ip[22:24]), length-20-doff))
-				continue
-			}
-		}
-		w.p = Packet{Data: data}
-		w.dec.decode(&w.p, link)
-		own = append(own, of.Owner(&w.p))
+		own = append(own, w.ngOwner(data, link, of))
 	}
 	return own, offs
+}
+
+// ngOwner returns the worker of the packet of data, of link type link, read
+// from a pcapng file, that of gives.
+func (w *ChunkWalker) ngOwner(data []byte, link layers.LinkType, of Owner) uint8 {
+	if link == layers.LinkTypeEthernet {
+		if length, doff, ok := fastTCP4Lengths(data); ok {
+			ip := data[eth:]
+			return of.OwnerTCP4([4]byte(ip[12:16]), [4]byte(ip[16:20]),
+				binary.BigEndian.Uint16(ip[20:22]), binary.BigEndian.Uint16(ip[22:24]), length-20-doff)
+		}
+	}
+	w.p = Packet{Data: data}
+	w.dec.decode(&w.p, link)
+	return of.Owner(&w.p)
 }
 
 // Link returns a pcap file's link type, and LinkTypeUnknown for pcapng,

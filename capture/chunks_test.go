@@ -32,11 +32,14 @@ func chunkFrames(t testing.TB, path string) ([]string, string, bool) {
 		t.Fatal(err)
 	}
 	defer cr.Close()
-	w := cr.Walker()
+	w, nw := cr.Walker(), cr.Walker()
 	var out []string
 	buf := make([]byte, 0, ChunkSize)
 	for {
-		ch, err := cr.Next(buf)
+		// The chunks as the reader of iwarpdump -j N reads them, the
+		// owners worked out in the same walk: checkOwned holds them to
+		// Owners.
+		ch, own, offs, err := cr.NextOwners(buf, nw, nil, nil, &testOwner{n: 3})
 		if err != nil {
 			if err == io.EOF {
 				return out, "", true
@@ -48,7 +51,7 @@ func chunkFrames(t testing.TB, path string) ([]string, string, bool) {
 		}
 		first := len(out)
 		w.Walk(ch, func(p *Packet) { out = append(out, frameLine(p)) })
-		checkOwned(t, cr, ch, out[first:])
+		checkOwned(t, cr, ch, out[first:], own, offs)
 	}
 }
 
@@ -105,11 +108,14 @@ func TestChunksBundled(t *testing.T) {
 // for its records: Owners hands of what Walk decodes (Kind, Src, Dst and
 // Payload), and the owners' WalkOwned walks, put together by frame, give
 // Walk's records.
-func checkOwned(t testing.TB, cr *ChunkReader, ch Chunk, want []string) {
+func checkOwned(t testing.TB, cr *ChunkReader, ch Chunk, want []string, nextOwn []uint8, nextOffs []int32) {
 	t.Helper()
 	const n = 3
 	of := &testOwner{n: n}
 	own, offs := cr.Walker().Owners(ch, nil, nil, of)
+	if !slices.Equal(own, nextOwn) || !slices.Equal(offs, nextOffs) {
+		t.Fatalf("NextOwners: owners %v, offsets %v; Owners: %v, %v", nextOwn, nextOffs, own, offs)
+	}
 	seen := of.seen
 	if len(own) != ch.N || len(offs) != ch.N || len(seen) != ch.N || len(want) != ch.N {
 		t.Fatalf("Owners: %d owners, %d offsets, %d calls for %d records (Walk: %d)", len(own), len(offs), len(seen), ch.N, len(want))

@@ -228,8 +228,18 @@ func (n *ngReader) epb(p *Packet, b []byte) (layers.LinkType, bool) {
 	if f.units == 0 || f.down == 0 {
 		return 0, false
 	}
-	ts := uint64(n.u32(b[12:16]))<<32 | uint64(n.u32(b[16:20]))
-	var sec, ns uint64
+	sec, ns := f.time(uint64(n.u32(b[12:16]))<<32 | uint64(n.u32(b[16:20])))
+	p.TS = time.Unix(int64(sec), int64(ns)).UTC()
+	p.Interface = int(iface)
+	p.CapLen, p.WireLen = int(caplen), int(n.u32(b[24:28]))
+	p.Data = b[ngPktHdr : ngPktHdr+caplen : ngPktHdr+caplen]
+	return f.link, true
+}
+
+// time converts an Enhanced Packet Block's timestamp ts into the seconds
+// and nanoseconds time.Unix takes; ns is 1e9 or more only for units per
+// second that are not a power of ten.
+func (f *ngIface) time(ts uint64) (sec, ns uint64) {
 	switch f.units {
 	// Microseconds and nanoseconds, nearly every file: constant
 	// divisors, no 64-bit division (two per packet otherwise).
@@ -240,11 +250,39 @@ func (n *ngReader) epb(p *Packet, b []byte) (layers.LinkType, bool) {
 	default:
 		sec, ns = ts/f.units, ts%f.units*f.up/f.down
 	}
-	p.TS = time.Unix(int64(sec+f.secs), int64(ns)).UTC()
-	p.Interface = int(iface)
-	p.CapLen, p.WireLen = int(caplen), int(n.u32(b[24:28]))
-	p.Data = b[ngPktHdr : ngPktHdr+caplen : ngPktHdr+caplen]
-	return f.link, true
+	return sec + f.secs, ns
+}
+
+// epbNote reads the Enhanced Packet Block b (of total length len(b), at
+// least ngMinPktBlk, all in memory) into m, a ChunkReader's note of its
+// packet (ngMeta) but for the data's offset, as epb would read it into a
+// Packet. It returns false, m half written, for a block epb would not
+// read or whose note would say other than the Packet: an interface
+// beyond 16 bits, a timestamp time.Unix would normalize.
+func (n *ngReader) epbNote(b []byte, m []byte) (caplen uint32, link layers.LinkType, ok bool) {
+	iface := n.u32(b[8:12])
+	caplen = n.u32(b[20:24])
+	if uint64(iface) >= uint64(min(len(n.ifaces), 1<<16)) || caplen > MaxRecordLength || ngMinPktBlk+(caplen+3)&^3 > uint32(len(b)) {
+		return 0, 0, false
+	}
+	f := &n.ifaces[iface]
+	if f.units == 0 || f.down == 0 {
+		return 0, 0, false
+	}
+	sec, ns := f.time(uint64(n.u32(b[12:16]))<<32 | uint64(n.u32(b[16:20])))
+	if ns >= 1e9 {
+		return 0, 0, false
+	}
+	m = m[:ngMeta]
+	le := binary.LittleEndian
+	le.PutUint32(m[4:8], caplen)
+	le.PutUint64(m[8:16], sec)
+	le.PutUint32(m[16:20], uint32(ns))
+	le.PutUint32(m[20:24], caplen)
+	le.PutUint32(m[24:28], n.u32(b[24:28]))
+	le.PutUint16(m[28:30], uint16(iface))
+	le.PutUint16(m[30:32], uint16(f.link))
+	return caplen, f.link, true
 }
 
 // sync discards from raw the blocks read from the window (read's common
