@@ -131,6 +131,21 @@ rounds() {
 		secs[${names[$i]}]=$(printf '%s\n' ${times[$i]} | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
 	done
 }
+# resident FILE...: how much of each file the page cache holds (fincore,
+# util-linux; nothing without it), asked right after the rounds, before
+# anything reads the files again. Below 100 %, some runs read the disk. The VM of issue 6's session 41 runs DAMON with a pageout
+# scheme (/sys/kernel/mm/damon/admin: file pages unread for a minute are
+# written out, up to 128 MiB a second): the 256 MiB workload, unread for
+# some minutes, had all gone, and a -j 2 run after a few idle minutes
+# spent 97 ms in read(2) rather than 20.
+resident() {
+	command -v fincore >/dev/null || return 0
+	local f line=""
+	for f in "$@"; do
+		line="$line $(fincore -nb -o RES,SIZE "$f" | awk -v n="$(basename "$f")" '$2 > 0 {printf "%s %.1f%%", n, 100 * $1 / $2}'),"
+	done
+	echo "page cache after the runs:${line%,}"
+}
 # row I BYTES TSHARK_SECONDS prints the line of command I.
 row() {
 	local c
@@ -139,6 +154,7 @@ row() {
 		'BEGIN {printf "%-38s %8.3f %8.3f %10.0f %8.0f MiB %9.1fx\n", n, s, c, b/1e6/s, m/1024, t/s}'
 }
 rounds
+res=$(resident "$pcap" "$pcapng")
 tsh_s=${secs[tshark -T fields -e iwarp_rdma.opcode]}
 for i in "${!names[@]}"; do
 	[ "${names[$i]}" = pair ] && continue
@@ -181,6 +197,7 @@ ifp=$("$dir/iwarpdump" -r "$pcap" -T jsonl | grep -c '"type":"fpdu"')
 echo "FPDUs dissected: tshark $tf (RDMAP headers), iwarpdump $ifp"
 read -r st1 tot1 < <(steal)
 awk -v s="$((st1 - st0))" -v t="$((tot1 - tot0))" 'BEGIN {if (t > 0) printf "hypervisor steal during the runs: %.1f%% of CPU time\n", 100 * s / t}'
+[ -n "$res" ] && echo "$res"
 h1=$("$dir/iwarpdump" -r "$pcap" -T jsonl | sha256sum | cut -c1-16)
 h2=$("$dir/iwarpdump" -j 2 -r "$pcap" -T jsonl | sha256sum | cut -c1-16)
 h3=$("$dir/iwarpdump" -j 2 -r "$pcapng" -T jsonl | sha256sum | cut -c1-16)
@@ -205,9 +222,11 @@ cmds=("$dir/iwarpdump -r $spcap -q -z conn" "$dir/iwarpdump -r $spcap -T jsonl"
 	"$dir/iwarpdump -j 2 -r $spcap -q -z conn" "$dir/iwarpdump -j 2 -r $spcap -T jsonl"
 	"tshark -r $spcap -T fields -e iwarp_rdma.opcode")
 rounds
+res=$(resident "$spcap")
 for i in "${!names[@]}"; do
 	row "$i" "$sbytes" "${secs[tshark -T fields -e iwarp_rdma.opcode]}"
 done
+[ -n "$res" ] && echo "$res"
 tf=$(tshark -r "$spcap" -T fields -e iwarp_rdma.opcode 2>/dev/null | awk 'NF {n += split($1, a, ",")} END {print n + 0}')
 ifp=$("$dir/iwarpdump" -r "$spcap" -T jsonl | grep -c '"type":"fpdu"')
 awk -v t="$tf" -v i="$ifp" -v s="${secs[iwarpdump -q -z conn]}" -v j="${secs[iwarpdump -T jsonl]}" \
