@@ -295,15 +295,8 @@ func (c *ChunkReader) nextRaw(buf []byte, ch *Chunk) bool {
 		pos = notedPos(pos, off, at, uint32(len(p.Data)))
 		in.notes = slices.Grow(in.notes, ngMeta)
 		m := in.notes[len(in.notes) : len(in.notes)+ngMeta]
-		le := binary.LittleEndian
-		le.PutUint32(m[0:4], uint32(at))
-		le.PutUint32(m[4:8], uint32(len(p.Data)))
-		le.PutUint64(m[8:16], uint64(p.TS.Unix()))
-		le.PutUint32(m[16:20], uint32(p.TS.Nanosecond()))
-		le.PutUint32(m[20:24], uint32(p.CapLen))
-		le.PutUint32(m[24:28], uint32(p.WireLen))
-		le.PutUint16(m[28:30], uint16(p.Interface))
-		le.PutUint16(m[30:32], uint16(link))
+		binary.LittleEndian.PutUint32(m[0:4], uint32(at))
+		putNote(m, uint32(p.CapLen), uint32(p.WireLen), uint64(p.TS.Unix()), uint32(p.TS.Nanosecond()), uint16(p.Interface), link)
 		c.noted(ch, at, uint32(len(p.Data)), link)
 	}
 	c.ng.sync()
@@ -321,6 +314,22 @@ func (c *ChunkReader) nextRaw(buf []byte, ch *Chunk) bool {
 	}
 	in.b, in.r, in.w = nil, 0, 0
 	return ch.N > 0 || len(c.pend) == 0
+}
+
+// putNote writes a packet's note (ngMeta) into m but for the offset of its
+// data (m[0:4]): its captured length twice (the length of its data, then
+// as captured), its original length, the timestamp, the interface and its
+// link type.
+func putNote(m []byte, caplen, wirelen uint32, sec uint64, ns uint32, iface uint16, link layers.LinkType) {
+	m = m[:ngMeta]
+	le := binary.LittleEndian
+	le.PutUint32(m[4:8], caplen)
+	le.PutUint64(m[8:16], sec)
+	le.PutUint32(m[16:20], ns)
+	le.PutUint32(m[20:24], caplen)
+	le.PutUint32(m[24:28], wirelen)
+	le.PutUint16(m[28:30], iface)
+	le.PutUint16(m[30:32], uint16(link))
 }
 
 // notedPos is nextRaw's pos after a packet of caplen octets read in place

@@ -219,13 +219,8 @@ func (n *ngReader) readEPB(p *Packet, blen uint32) (layers.LinkType, bool) {
 // at least ngMinPktBlk, all in memory), or returns false for a block
 // pcapgo would not read as readEPB does.
 func (n *ngReader) epb(p *Packet, b []byte) (layers.LinkType, bool) {
-	iface := n.u32(b[8:12])
-	caplen := n.u32(b[20:24])
-	if uint64(iface) >= uint64(len(n.ifaces)) || caplen > MaxRecordLength || ngMinPktBlk+(caplen+3)&^3 > uint32(len(b)) {
-		return 0, false
-	}
-	f := &n.ifaces[iface]
-	if f.units == 0 || f.down == 0 {
+	f, iface, caplen, ok := n.epbHead(b)
+	if !ok {
 		return 0, false
 	}
 	sec, ns := f.time(uint64(n.u32(b[12:16]))<<32 | uint64(n.u32(b[16:20])))
@@ -234,6 +229,23 @@ func (n *ngReader) epb(p *Packet, b []byte) (layers.LinkType, bool) {
 	p.CapLen, p.WireLen = int(caplen), int(n.u32(b[24:28]))
 	p.Data = b[ngPktHdr : ngPktHdr+caplen : ngPktHdr+caplen]
 	return f.link, true
+}
+
+// epbHead returns the interface and captured length of the Enhanced Packet
+// Block b (of total length len(b), at least ngMinPktBlk, all in memory),
+// or false for a block pcapgo would not read as readEPB does: an
+// interface not described, a packet that does not fit.
+func (n *ngReader) epbHead(b []byte) (f *ngIface, iface, caplen uint32, ok bool) {
+	iface = n.u32(b[8:12])
+	caplen = n.u32(b[20:24])
+	if uint64(iface) >= uint64(len(n.ifaces)) || caplen > MaxRecordLength || ngMinPktBlk+(caplen+3)&^3 > uint32(len(b)) {
+		return nil, 0, 0, false
+	}
+	f = &n.ifaces[iface]
+	if f.units == 0 || f.down == 0 {
+		return nil, 0, 0, false
+	}
+	return f, iface, caplen, true
 }
 
 // time converts an Enhanced Packet Block's timestamp ts into the seconds
@@ -255,33 +267,20 @@ func (f *ngIface) time(ts uint64) (sec, ns uint64) {
 
 // epbNote reads the Enhanced Packet Block b (of total length len(b), at
 // least ngMinPktBlk, all in memory) into m, a ChunkReader's note of its
-// packet (ngMeta) but for the data's offset, as epb would read it into a
-// Packet. It returns false, m half written, for a block epb would not
-// read or whose note would say other than the Packet: an interface
-// beyond 16 bits, a timestamp time.Unix would normalize.
+// packet (putNote) but for the data's offset, as epb would read it into a
+// Packet. It returns false for a block epb would not read or whose note
+// would say other than the Packet: an interface beyond 16 bits, a
+// timestamp time.Unix would normalize.
 func (n *ngReader) epbNote(b []byte, m []byte) (caplen uint32, link layers.LinkType, ok bool) {
-	iface := n.u32(b[8:12])
-	caplen = n.u32(b[20:24])
-	if uint64(iface) >= uint64(min(len(n.ifaces), 1<<16)) || caplen > MaxRecordLength || ngMinPktBlk+(caplen+3)&^3 > uint32(len(b)) {
-		return 0, 0, false
-	}
-	f := &n.ifaces[iface]
-	if f.units == 0 || f.down == 0 {
+	f, iface, caplen, ok := n.epbHead(b)
+	if !ok || iface > 0xffff {
 		return 0, 0, false
 	}
 	sec, ns := f.time(uint64(n.u32(b[12:16]))<<32 | uint64(n.u32(b[16:20])))
 	if ns >= 1e9 {
 		return 0, 0, false
 	}
-	m = m[:ngMeta]
-	le := binary.LittleEndian
-	le.PutUint32(m[4:8], caplen)
-	le.PutUint64(m[8:16], sec)
-	le.PutUint32(m[16:20], uint32(ns))
-	le.PutUint32(m[20:24], caplen)
-	le.PutUint32(m[24:28], n.u32(b[24:28]))
-	le.PutUint16(m[28:30], uint16(iface))
-	le.PutUint16(m[30:32], uint16(f.link))
+	putNote(m, caplen, n.u32(b[24:28]), sec, uint32(ns), uint16(iface), f.link)
 	return caplen, f.link, true
 }
 
