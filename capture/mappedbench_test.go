@@ -22,32 +22,18 @@ import (
 // copy that reading makes and mapping does not.
 func BenchmarkReadFile(b *testing.B) {
 	frame := ether(b, ipv4TCP(b, bytes.Repeat([]byte{0xa5}, 1460)))
-	f := newPcapFile(binary.LittleEndian, false, 262144, layers.LinkTypeEthernet)
-	ng := newNgFile(binary.LittleEndian)
-	ng.idb(layers.LinkTypeEthernet, 0, 6)
-	for range (64 << 20) / (len(frame) + 16) {
-		f.add(t0, frame)
-		ng.epb(0, t0, 6, uint32(len(frame)), uint32(len(frame)), frame)
-	}
-	dir := b.TempDir()
-	for _, file := range []struct {
-		name string
-		data []byte
-	}{{"pcap", f.bytes()}, {"pcapng", ng.bytes()}} {
-		path := filepath.Join(dir, file.name)
-		if err := os.WriteFile(path, file.data, 0o644); err != nil {
-			b.Fatal(err)
-		}
+	files, _ := benchFiles(b, [][]byte{frame})
+	for _, file := range files {
 		for _, open := range []struct {
 			name string
 			f    func(string) (*capture.Source, error)
 		}{{"read", capture.Open}, {"mapped", capture.OpenMapped}} {
 			b.Run(file.name+"/"+open.name, func(b *testing.B) {
-				b.SetBytes(int64(len(file.data)))
+				b.SetBytes(file.size)
 				b.ReportAllocs()
 				var p capture.Packet
 				for b.Loop() {
-					s, err := open.f(path)
+					s, err := open.f(file.path)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -93,33 +79,16 @@ func BenchmarkChunkOwners(b *testing.B) {
 		binary.BigEndian.PutUint16(fr[14+20:], uint16(40000+i)) // the connection
 		frames = append(frames, fr)
 	}
-	f := newPcapFile(binary.LittleEndian, false, 262144, layers.LinkTypeEthernet)
-	ng := newNgFile(binary.LittleEndian)
-	ng.idb(layers.LinkTypeEthernet, 0, 6)
-	packets := 0
-	for size := 0; size < 64<<20; packets++ {
-		fr := frames[packets%len(frames)]
-		f.add(t0, fr)
-		ng.epb(0, t0, 6, uint32(len(fr)), uint32(len(fr)), fr)
-		size += len(fr) + 16
-	}
-	dir := b.TempDir()
-	for _, file := range []struct {
-		name string
-		data []byte
-	}{{"pcap", f.bytes()}, {"pcapng", ng.bytes()}} {
-		path := filepath.Join(dir, file.name)
-		if err := os.WriteFile(path, file.data, 0o644); err != nil {
-			b.Fatal(err)
-		}
+	files, packets := benchFiles(b, frames)
+	for _, file := range files {
 		b.Run(file.name, func(b *testing.B) {
 			buf := make([]byte, capture.ChunkSize)
 			var own []uint8
 			var offs []int32
-			b.SetBytes(int64(len(file.data)))
+			b.SetBytes(file.size)
 			b.ReportAllocs()
 			for b.Loop() {
-				cr, err := capture.OpenChunks(path, 0)
+				cr, err := capture.OpenChunks(file.path, 0)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -144,4 +113,39 @@ func BenchmarkChunkOwners(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*packets), "ns/packet")
 		})
 	}
+}
+
+// benchFile is a capture file a benchmark reads.
+type benchFile struct {
+	name, path string
+	size       int64
+}
+
+// benchFiles writes frames, over and over, into a pcap and a pcapng file of
+// some 64 MiB in b's temporary directory, and returns them and the number
+// of packets each holds.
+func benchFiles(b *testing.B, frames [][]byte) ([]benchFile, int) {
+	f := newPcapFile(binary.LittleEndian, false, 262144, layers.LinkTypeEthernet)
+	ng := newNgFile(binary.LittleEndian)
+	ng.idb(layers.LinkTypeEthernet, 0, 6)
+	packets := 0
+	for size := 0; size < 64<<20; packets++ {
+		fr := frames[packets%len(frames)]
+		f.add(t0, fr)
+		ng.epb(0, t0, 6, uint32(len(fr)), uint32(len(fr)), fr)
+		size += len(fr) + 16
+	}
+	dir := b.TempDir()
+	var files []benchFile
+	for _, file := range []struct {
+		name string
+		data []byte
+	}{{"pcap", f.bytes()}, {"pcapng", ng.bytes()}} {
+		path := filepath.Join(dir, file.name)
+		if err := os.WriteFile(path, file.data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		files = append(files, benchFile{file.name, path, int64(len(file.data))})
+	}
+	return files, packets
 }
