@@ -143,7 +143,7 @@ func (x *Index) readRequest(r *flows.Record) (rr rdmap.ReadRequest, cut int, ok 
 	if m == nil || m.Opcode != rdmap.OpReadRequest {
 		return rdmap.ReadRequest{}, 0, false
 	}
-	for i := x.FirstAtFrame(m.FirstFrame); i < x.Len(); i++ {
+	for i := x.AtFrame(m.FirstFrame); i < x.Len(); i++ {
 		e := x.Entry(i)
 		if e.Frame != m.FirstFrame {
 			break

@@ -24,6 +24,12 @@ const (
 	FlagListed EntryFlags = 1 << iota
 	// FlagFindings: the record is a finding or carries findings.
 	FlagFindings
+	// FlagLate: the record came after a record of a later frame. Records
+	// are in frame order but for those docs/jsonl.md lists: the first
+	// records of a direction framed late (mpa.midstream_lock), a message
+	// completed after the records held behind it overflowed, the conn
+	// record of a CM exchange or an SCTP association.
+	FlagLate
 )
 
 // Entry is the fixed-size part of an indexed record (24 octets).
@@ -113,6 +119,12 @@ type Index struct {
 	version  uint64    // bumped by every change readers may care about
 	first    time.Time // the first packet's time (-t r counts from it)
 
+	// The records out of frame order (FlagLate), in index order, and for
+	// each the highest frame of the records before it (maxFrame then).
+	late     []int32
+	lateMax  []uint64
+	maxFrame uint64
+
 	cmu   sync.Mutex
 	cache map[int]*flows.Record
 	ring  [cacheSize]int
@@ -149,6 +161,13 @@ func (x *Index) add(r *flows.Record) {
 		e.Flags |= FlagListed
 	}
 	i := x.n
+	if e.Frame < x.maxFrame {
+		e.Flags |= FlagLate
+		x.late = append(x.late, int32(i))
+		x.lateMax = append(x.lateMax, x.maxFrame)
+	} else {
+		x.maxFrame = e.Frame
+	}
 	switch fs := attached(r); {
 	case r.Type == flows.RecFinding && r.Finding != nil:
 		e.Flags |= FlagFindings
@@ -340,12 +359,57 @@ func (x *Index) decode(i int) *flows.Record {
 	return r
 }
 
-// FirstAtFrame returns the first record whose frame is at least f (Len when
-// none). Records are in frame order (flows releases them so).
-func (x *Index) FirstAtFrame(f uint64) int {
+// AtFrame returns the first record of frame f or, when f has none, the
+// first record of the nearest frame after it (Len when there is none).
+// Late records (FlagLate) are found too.
+func (x *Index) AtFrame(f uint64) int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return sort.Search(x.n, func(i int) bool { return x.entries[i/entryChunk][i%entryChunk].Frame >= f })
+	return x.atFrame(x.n, func(i int) int { return i }, f)
+}
+
+// AtFrameOf is AtFrame over a subset of the records: recs(i) for i in
+// 0..n-1, ascending record indexes below Len. It returns the position in
+// the subset (n when none).
+func (x *Index) AtFrameOf(n int, recs func(i int) int, f uint64) int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.atFrame(n, recs, f)
+}
+
+// atFrame does AtFrameOf's work under x.mu. The records in order have
+// non-decreasing frames but for the late ones, so the highest frame so
+// far (a late record's lateMax) is non-decreasing over any subset: a
+// binary search finds the first record in order of frame f or after, and
+// the late records, few, are looked through for a nearer frame.
+func (x *Index) atFrame(n int, recs func(i int) int, f uint64) int {
+	entry := func(rec int) *Entry { return &x.entries[rec/entryChunk][rec%entryChunk] }
+	best := sort.Search(n, func(i int) bool {
+		rec := recs(i)
+		if e := entry(rec); e.Flags&FlagLate == 0 {
+			return e.Frame >= f
+		}
+		j := sort.Search(len(x.late), func(j int) bool { return int(x.late[j]) >= rec })
+		return x.lateMax[j] >= f
+	})
+	// The record at best (if any) is not late: a late one's highest frame
+	// before it is its predecessor's, below f. Late records before best
+	// have frames below f too; those after it may be nearer.
+	bestFrame := uint64(1<<64 - 1)
+	if best < n {
+		bestFrame = entry(recs(best)).Frame
+	}
+	for _, rec := range x.late {
+		e := entry(int(rec))
+		if e.Frame < f || e.Frame >= bestFrame {
+			continue
+		}
+		i := sort.Search(n, func(i int) bool { return recs(i) >= int(rec) })
+		if i < n && recs(i) == int(rec) {
+			best, bestFrame = i, e.Frame
+		}
+	}
+	return best
 }
 
 // Conns returns a copy of the connection table.

@@ -405,10 +405,16 @@ func (l *List) Has(rec int) bool {
 }
 
 // GotoFrame selects the first row of frame f or, when f has no row, the
-// first row after it. It reports whether a row of frame f was found.
+// first row of the nearest frame after it (Index.AtFrame: the late records
+// included). It reports whether a row of frame f was found.
 func (l *List) GotoFrame(f uint64) bool {
-	rec := l.x.FirstAtFrame(f)
-	l.SelectRecord(rec)
+	i := l.x.AtFrameOf(len(l.rows), func(i int) int { return int(l.rows[i]) }, f)
+	if i == len(l.rows) {
+		// No row yet: the first record of f or after it, once examined.
+		l.SelectRecord(l.x.AtFrame(f))
+	} else {
+		l.Select(i)
+	}
 	r := l.Record(l.sel)
 	return r >= 0 && l.x.Entry(r).Frame == f
 }

@@ -342,3 +342,69 @@ func TestSeverityMarks(t *testing.T) {
 		})
 	}
 }
+
+// TestGotoFrameLate: on a capture that starts mid-stream, the records of a
+// direction framed late come after later frames' records (docs/jsonl.md);
+// going to any frame selects its first row, or the first row of the
+// nearest frame after it, as a search through every row finds them, in
+// the whole list and in a filtered one.
+func TestGotoFrameLate(t *testing.T) {
+	x := NewIndex()
+	x.Add(testutil.Decode(t, "../../../testdata/midstream/iwtest_ops_from_frame15.pcap", flows.Options{})...)
+	x.SetProgress(Progress{Done: true, Frames: 100})
+	late := 0
+	for i := range x.Len() {
+		if x.Entry(i).Flags&FlagLate != 0 {
+			late++
+		}
+	}
+	if late == 0 {
+		t.Fatal("no record out of frame order: the test needs some")
+	}
+	want := func(l *List, f uint64) (rec int) {
+		rec = -1
+		for i := range l.Len() {
+			r := l.Record(i)
+			if g := x.Entry(r).Frame; g >= f && (rec < 0 || g < x.Entry(rec).Frame) {
+				rec = r
+			}
+		}
+		return rec
+	}
+	for _, filtered := range []bool{false, true} {
+		l := NewList(x)
+		if filtered {
+			l.SetFilter("rdmap.opcode == 1", opcodeIs(1))
+		}
+		l.Sync(time.Time{})
+		if l.Len() == 0 {
+			t.Fatal("empty list")
+		}
+		for f := uint64(1); f <= 70; f++ {
+			w := want(l, f)
+			found := l.GotoFrame(f)
+			got := l.SelectedRecord()
+			if w < 0 {
+				if found {
+					t.Errorf("filtered %v: frame %d found, no row has it or a later frame", filtered, f)
+				}
+				continue
+			}
+			if got != w || found != (x.Entry(w).Frame == f) {
+				t.Errorf("filtered %v: GotoFrame(%d) selected record %d (frame %d), found %v; want record %d (frame %d)",
+					filtered, f, got, x.Entry(got).Frame, found, w, x.Entry(w).Frame)
+			}
+		}
+	}
+	for f := uint64(1); f <= 70; f++ {
+		w := x.Len()
+		for i := range x.Len() {
+			if g := x.Entry(i).Frame; g >= f && (w == x.Len() || g < x.Entry(w).Frame) {
+				w = i
+			}
+		}
+		if got := x.AtFrame(f); got != w {
+			t.Errorf("AtFrame(%d) = %d, want %d", f, got, w)
+		}
+	}
+}

@@ -423,7 +423,7 @@ func (s *State) JumpFromLadder() {
 		// first listed record of its frame on the connection.
 		if s.X.Entry(rec).Flags&FlagListed == 0 {
 			r := s.X.Record(rec)
-			if alt := s.X.FirstAtFrame(r.Message.FirstFrame); alt < s.X.Len() {
+			if alt := s.X.AtFrame(r.Message.FirstFrame); alt < s.X.Len() {
 				rec = alt
 			}
 		}
@@ -450,7 +450,7 @@ func (s *State) gotoFrame(f uint64) {
 		s.Message = "no records" + soFar
 	case p.Frames > 0 && f > p.Frames:
 		s.Message = "frame " + n + " is past the last frame" + soFar + " (" + strconv.FormatUint(p.Frames, 10) + ")"
-	case s.X.FirstAtFrame(f) >= s.X.Len():
+	case s.X.AtFrame(f) >= s.X.Len():
 		s.Message = "no record in frame " + n + " or after it" + soFar
 	case s.List.GotoFrame(f):
 		s.Message = "frame " + n
