@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -383,6 +384,63 @@ func TestMouse(t *testing.T) {
 	}
 	if offs, _ := h.highlighted(); len(offs) != 4 {
 		t.Errorf("ddp.stag highlights %v", offs)
+	}
+}
+
+// listLines returns the screen lines of the list's rows: those between
+// its header and the detail pane's border.
+func (h *harness) listLines() []string {
+	lines := h.text()
+	from, to := -1, len(lines)
+	for i, l := range lines {
+		switch {
+		case from < 0 && strings.HasPrefix(strings.TrimSpace(l), "No. "):
+			from = i + 1
+		case from >= 0 && strings.HasPrefix(l, "┌"):
+			to = i
+		}
+		if to < len(lines) {
+			break
+		}
+	}
+	if from < 0 {
+		h.t.Fatalf("no list header:\n%s", strings.Join(lines, "\n"))
+	}
+	return lines[from:to]
+}
+
+// isRow reports whether a line of the list shows row i: its number and
+// protocol (the time and addresses go at some widths).
+func (h *harness) isRow(line string, i int) bool {
+	r := h.app.St.List.Row(i)
+	return strings.HasPrefix(line, fmt.Sprintf("%6s ", r.No)) && strings.Contains(line, " "+r.Proto+" ")
+}
+
+// TestWheelAndResize: the wheel scrolls the list without moving the
+// selection (the help says "the wheel scrolls"), and a resized screen
+// shows the selected row, at once.
+func TestWheelAndResize(t *testing.T) {
+	h := openSize(t, rping, 100, 30)
+	n := h.app.Ctl.Handled.Load()
+	h.scr.InjectMouse(10, 5, tcell.WheelDown, tcell.ModNone)
+	h.waitHandled(n + 1)
+	rows := h.listLines()
+	if len(rows) < 4 || !h.isRow(rows[0], 3) || h.isRow(rows[0], 2) {
+		t.Errorf("after the wheel, the list starts with %q, want row 3 (%+v)", rows[0], h.app.St.List.Row(3))
+	}
+	if f := h.selectedFrame(); f != 4 {
+		t.Errorf("the wheel moved the selection to frame %d", f)
+	}
+	h.keys("{End}")
+	last := h.app.St.List.Len() - 1
+	for _, size := range [][2]int{{100, 20}, {80, 24}, {100, 40}} {
+		h.scr.SetSize(size[0], size[1])
+		h.scr.PostEvent(tcell.NewEventResize(size[0], size[1]))
+		h.sync()
+		rows = h.listLines()
+		if len(rows) == 0 || !h.isRow(rows[len(rows)-1], last) {
+			t.Errorf("at %dx%d the selected last row (%+v) is not the list's last line:\n%s", size[0], size[1], h.app.St.List.Row(last), strings.Join(rows, "\n"))
+		}
 	}
 }
 

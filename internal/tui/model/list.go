@@ -32,6 +32,7 @@ type List struct {
 	want    int // record to select once it is reached, -1 for none
 	gen     int // bumped when rows are rebuilt
 	top     int // first row on screen
+	height  int // rows on screen at the last Window
 	follow  bool
 
 	cache map[int]Row
@@ -337,6 +338,10 @@ func (l *List) add(i int) {
 // rows stay where they are unless the selection moved out of them.
 func (l *List) Window(height int) int {
 	height = max(height, 1)
+	if height != l.height {
+		// A resized window shows the selection, as a moved one does.
+		l.height, l.follow = height, true
+	}
 	if l.follow && l.sel >= 0 {
 		if l.sel < l.top {
 			l.top = l.sel

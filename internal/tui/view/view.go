@@ -129,6 +129,7 @@ func New(app *tview.Application, st *model.State) *View {
 	v.FilterMsg = tview.NewTextView().SetDynamicColors(true)
 
 	v.List = tview.NewTable().SetFixed(1, 0).SetSelectable(true, false).SetContent(&listContent{v: v})
+	v.List.SetDrawFunc(v.placeList)
 
 	v.Tree = tview.NewTreeView().SetTopLevel(1).SetGraphicsColor(tcell.ColorGray)
 	v.Tree.SetBorder(true).SetTitle(" Detail ").SetTitleAlign(tview.AlignLeft)
@@ -465,12 +466,23 @@ func (v *View) renderFilter() {
 	}
 }
 
+// placeList sets the first row the list shows, as the table is drawn: its
+// height is then the one it is drawn at, a new one after a resize (the
+// rectangles of the last draw, all Render sees, are the old ones).
+func (v *View) placeList(_ tcell.Screen, x, y, w, h int) (int, int, int, int) {
+	v.List.SetOffset(v.St.List.Window(h-1), 0)
+	return x, y, w, h
+}
+
 func (v *View) renderList() {
 	l := v.St.List
-	_, _, _, h := v.List.GetInnerRect()
-	v.List.SetOffset(l.Window(h-1), 0)
+	// Table.Select has the next Draw scroll the selection into view: only
+	// when the selection moved, so that the wheel scrolls away from it.
+	// The rows shown are set as the table is drawn (placeList).
 	if sel := l.Selected(); sel >= 0 {
-		v.List.Select(sel+1, 0)
+		if r, _ := v.List.GetSelection(); r != sel+1 {
+			v.List.Select(sel+1, 0)
+		}
 	}
 	style := tcell.StyleDefault.Background(tcell.ColorWhite).Foreground(tcell.ColorBlack)
 	if v.St.Focus != model.FocusList || v.St.Screen != model.ScreenMain {
