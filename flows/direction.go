@@ -899,6 +899,7 @@ func (d *direction) emitFPDU(s uint64, have []byte, wire, ulen int, crc crcState
 			}
 		}
 	}
+	fr.CRCCut = false
 	if complete {
 		fr.CRC = binary.LittleEndian.Uint32(have[wire-mpa.CRCLen:])
 		switch {
@@ -915,7 +916,13 @@ func (d *direction) emitFPDU(s uint64, have []byte, wire, ulen int, crc crcState
 					hex32(bits.ReverseBytes32(mpa.CRC32C(have[:wire-mpa.CRCLen])))+" (as sent on the wire, first octet first)", "RFC 5044 §4.1", rec.Frame)
 		}
 	} else {
-		fr.CRCStatus = CRCIncomplete
+		// The field is read when the capture holds it, though the
+		// octets it covers are not all there to check it.
+		fr.CRCStatus, fr.CRC = CRCIncomplete, 0
+		e := s + uint64(wire)
+		if fr.CRCCut = len(have) < wire || d.overlapsHole(e-mpa.CRCLen, e); !fr.CRCCut {
+			fr.CRC = binary.LittleEndian.Uint32(have[wire-mpa.CRCLen:])
+		}
 	}
 
 	// The ULPDU: the DDP segment (RFC 5041) and its RDMAP header (RFC 5040).

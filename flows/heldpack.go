@@ -77,6 +77,7 @@ const (
 	heldT
 	heldL
 	heldFlushed
+	heldCRCCut
 )
 
 // canHold reports whether r is an FPDU record appendHeld packs whole.
@@ -106,7 +107,7 @@ func appendHeld(b []byte, r *Record) []byte {
 		on  bool
 		bit uint64
 	}{{r.TS.IsZero(), heldZeroTS}, {f.Frames != nil, heldFrames}, {f.Markers != nil, heldMarkers},
-		{f.Preview != nil, heldPreview}, {f.SegOK, heldSegOK}, {h.T, heldT}, {h.L, heldL}, {r.flushed, heldFlushed}} {
+		{f.Preview != nil, heldPreview}, {f.SegOK, heldSegOK}, {h.T, heldT}, {h.L, heldL}, {r.flushed, heldFlushed}, {f.CRCCut, heldCRCCut}} {
 		if c.on {
 			fl |= c.bit
 		}
@@ -212,6 +213,7 @@ func readHeld(p []byte, box *fpduBox) (*Record, error) {
 	h := &f.Seg.DDP
 	f.CRCStatus, h.Rsvd, h.DV, h.ULPCtrl = CRCStatus(hb[0]), hb[1], hb[2], hb[3]
 	h.T, h.L = fl&heldT != 0, fl&heldL != 0
+	f.CRCCut = fl&heldCRCCut != 0
 	h.STag = uint32(rd.Uvarint())
 	h.TO = rd.Uvarint()
 	h.ULPRsvd, h.QN, h.MSN, h.MO = uint32(rd.Uvarint()), uint32(rd.Uvarint()), uint32(rd.Uvarint()), uint32(rd.Uvarint())

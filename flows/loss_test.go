@@ -75,3 +75,29 @@ func TestCaptureLoss(t *testing.T) {
 		t.Errorf("records waited up to %d frames for the hole", lag)
 	}
 }
+
+// TestCRCOfCutFPDU: an FPDU whose middle segment the capture lost is
+// incomplete, and its CRC field, captured in its last segment, is the one
+// the generator sent (an FPDU whose last octets were not captured has no
+// CRC field to give: CRCCut, checked on the snaplen scenario by
+// TestSynthGroundTruth).
+func TestCRCOfCutFPDU(t *testing.T) {
+	sc, _ := synth.Named("mss-span", 1)
+	sc.Conns[0].Impair.Drop = []synth.SegRef{{Dir: synth.I2R, Index: 3}}
+	var pcap bytes.Buffer
+	res, err := synth.Generate(sc, &pcap, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := decodeReader(t, &pcap, flows.Options{})
+	compareTruth(t, res.Records, recs) // a CRC field read is the one sent
+	read := 0
+	for _, r := range recs {
+		if r.Type == flows.RecFPDU && r.FPDU.CRCStatus == flows.CRCIncomplete && !r.FPDU.CRCCut {
+			read++
+		}
+	}
+	if read != 1 {
+		t.Errorf("%d incomplete FPDUs with their CRC field read, want 1 (the Write's, its third segment lost)", read)
+	}
+}

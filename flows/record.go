@@ -158,6 +158,9 @@ type FPDURecord struct {
 	Markers   []Marker
 	CRC       uint32
 	CRCStatus CRCStatus
+	// CRCCut: the capture does not hold the CRC field (snap length, a
+	// gap): CRC is 0, not a value read, and CRCStatus is CRCIncomplete.
+	CRCCut bool
 	// Seg is the decoded DDP segment; Seg.Payload is nil (records do not keep
 	// payload), PayloadLen says how long it was. SegOK is false when the
 	// ULPDU could not be decoded (SegErr says why).

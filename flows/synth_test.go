@@ -52,6 +52,12 @@ func compareTruth(t *testing.T, truth []synth.Record, recs []*flows.Record) (mis
 	}
 	got := map[key]*flows.Record{}
 	firstSeq := map[dirKey]uint32{}
+	partCRC := map[bool]int{} // FPDUs not wholly captured, by CRCCut
+	defer func() {
+		if len(partCRC) > 0 {
+			t.Logf("FPDUs not wholly captured: %d CRC fields read, %d cut", partCRC[false], partCRC[true])
+		}
+	}()
 	for _, r := range recs {
 		if r.Type != flows.RecFPDU {
 			continue
@@ -110,6 +116,14 @@ func compareTruth(t *testing.T, truth []synth.Record, recs []*flows.Record) (mis
 		if !v.Captured {
 			if r != nil && r.FPDU.CRCStatus != flows.CRCIncomplete {
 				t.Errorf("FPDU seq %d (%s>%s) not wholly captured, reported with CRC %v", v.Seq, v.Src, v.Dst, r.FPDU.CRCStatus)
+			}
+			// A CRC field the capture holds is the one sent; one it
+			// cut is not given (0, and absent from the fields).
+			if r != nil && (r.FPDU.CRCCut && r.FPDU.CRC != 0 || !r.FPDU.CRCCut && r.FPDU.CRC != v.MPA.CRC) {
+				t.Errorf("FPDU seq %d (%s>%s) not wholly captured: CRC 0x%08x (cut %v), sent 0x%08x", v.Seq, v.Src, v.Dst, r.FPDU.CRC, r.FPDU.CRCCut, v.MPA.CRC)
+			}
+			if r != nil {
+				partCRC[r.FPDU.CRCCut]++
 			}
 			continue
 		}

@@ -402,7 +402,10 @@ func fpduFields(out []KV, r *flows.Record, omit Omit, a *fieldArena) []KV {
 			}
 			out = append(out, kv("mpa.markers", List(ms)))
 		}
-		out = append(out, kvu("mpa.crc", uint64(f.CRC)), kvs("mpa.crc_status", f.CRCStatus.String()))
+		if !f.CRCCut {
+			out = append(out, kvu("mpa.crc", uint64(f.CRC)))
+		}
+		out = append(out, kvs("mpa.crc_status", f.CRCStatus.String()))
 	}
 	if f.SegOK {
 		s := &f.Seg

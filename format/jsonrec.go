@@ -171,7 +171,9 @@ func (w *JSONWriter) fpdu(dst []byte, r *flows.Record) []byte {
 		}
 		dst = append(dst, ']')
 	}
-	dst = appendKV(dst, `,"mpa.crc":`, uint64(f.CRC))
+	if !f.CRCCut {
+		dst = appendKV(dst, `,"mpa.crc":`, uint64(f.CRC))
+	}
 	dst = append(dst, `,"mpa.crc_status":"`...)
 	dst = append(dst, f.CRCStatus.String()...)
 	dst = append(dst, '"')

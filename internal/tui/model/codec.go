@@ -222,6 +222,7 @@ func (c *codec) putFPDU(b []byte, r *flows.Record) []byte {
 	}
 	b = binary.LittleEndian.AppendUint32(b, f.CRC)
 	b = append(b, byte(f.CRCStatus))
+	b = putBool(b, f.CRCCut)
 	b = putBool(b, f.SegOK)
 	code := byte(0)
 	if f.SegErr != nil {
@@ -476,6 +477,7 @@ func (c *codec) getFPDU(rd *reader, ref uint64) *flows.FPDURecord {
 		f.CRC = binary.LittleEndian.Uint32(crc)
 	}
 	f.CRCStatus = flows.CRCStatus(rd.byte())
+	f.CRCCut = rd.bool()
 	f.SegOK = rd.bool()
 	switch code := rd.byte(); {
 	case code == errOther:
