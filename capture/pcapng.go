@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"io"
+	"math/bits"
 	"time"
 
 	"github.com/gopacket/gopacket/layers"
@@ -81,17 +82,15 @@ type ngInput interface {
 }
 
 // ngIface is an interface's link type and timestamp scaling, worked out
-// from its description in pcapgo exactly as pcapgo's own NgReader works
-// them out when it converts a timestamp: the units per second (10^n or
-// 2^n, by if_tsresol, wrapping as pcapgo's does), the factors that turn
-// the fraction into nanoseconds, and if_tsoffset.
+// from its description in pcapgo: the units per second (10^n or 2^n, by
+// if_tsresol, wrapping as pcapgo's do) and if_tsoffset.
 type ngIface struct {
-	link                  layers.LinkType
-	units, up, down, secs uint64
+	link        layers.LinkType
+	units, secs uint64
 }
 
 func newNgIface(ifc pcapgo.NgInterface) ngIface {
-	f := ngIface{link: ifc.LinkType, secs: ifc.TimestampOffset, up: 1, down: 1}
+	f := ngIface{link: ifc.LinkType, secs: ifc.TimestampOffset}
 	res := ifc.TimestampResolution
 	if res == 0 {
 		res = 6
@@ -103,11 +102,6 @@ func newNgIface(ifc pcapgo.NgInterface) ngIface {
 		for range res.Exponent() {
 			f.units *= 10
 		}
-	}
-	if f.units < 1e9 {
-		f.up = 1e9 / max(f.units, 1)
-	} else {
-		f.down = f.units / 1e9
 	}
 	return f
 }
@@ -158,6 +152,14 @@ func (n *ngReader) u32(b []byte) uint32 {
 		return binary.BigEndian.Uint32(b)
 	}
 	return binary.LittleEndian.Uint32(b)
+}
+
+// iface returns what the current section says of interface iface, or nil.
+func (n *ngReader) iface(iface int) *ngIface {
+	if iface < 0 || iface >= len(n.ifaces) {
+		return nil
+	}
+	return &n.ifaces[iface]
 }
 
 func (n *ngReader) linkType(iface int) layers.LinkType {
@@ -242,15 +244,17 @@ func (n *ngReader) epbHead(b []byte) (f *ngIface, iface, caplen uint32, ok bool)
 		return nil, 0, 0, false
 	}
 	f = &n.ifaces[iface]
-	if f.units == 0 || f.down == 0 {
+	if f.units == 0 {
 		return nil, 0, 0, false
 	}
 	return f, iface, caplen, true
 }
 
 // time converts an Enhanced Packet Block's timestamp ts into the seconds
-// and nanoseconds time.Unix takes; ns is 1e9 or more only for units per
-// second that are not a power of ten.
+// and nanoseconds time.Unix takes, the fraction of a second rounded down
+// to the nanosecond as tshark rounds it. (pcapgo scales the fraction by
+// 1e9/units rounded down to an integer: 953 for 2^-20, where it is
+// 953.67, which put the times of such a file up to 0.7 ms early.)
 func (f *ngIface) time(ts uint64) (sec, ns uint64) {
 	switch f.units {
 	// Microseconds and nanoseconds, nearly every file: constant
@@ -260,7 +264,11 @@ func (f *ngIface) time(ts uint64) (sec, ns uint64) {
 	case 1e9:
 		sec, ns = ts/1e9, ts%1e9
 	default:
-		sec, ns = ts/f.units, ts%f.units*f.up/f.down
+		// (ts % units) * 1e9 / units in 128 bits: the high half of the
+		// product is below units, so the quotient fits.
+		hi, lo := bits.Mul64(ts%f.units, 1e9)
+		sec, ns = ts/f.units, 0
+		ns, _ = bits.Div64(hi, lo, f.units)
 	}
 	return sec + f.secs, ns
 }
@@ -346,8 +354,10 @@ func (n *ngReader) read(p *Packet) (layers.LinkType, int64, error) {
 		}
 		packet := typ == ngEPB || typ == ngPB || typ == ngSPB
 		n.gate.open(blen)
+		var ts uint64 // an EPB's or PB's timestamp, as the block has it
 		if packet {
-			if err := n.checkPacketBlock(typ, blen); err != nil {
+			var err error
+			if ts, err = n.checkPacketBlock(typ, blen); err != nil {
 				return 0, off, err
 			}
 		}
@@ -367,6 +377,11 @@ func (n *ngReader) read(p *Packet) (layers.LinkType, int64, error) {
 			continue
 		}
 		p.TS, p.Interface = ci.Timestamp, ci.InterfaceIndex
+		if f := n.iface(ci.InterfaceIndex); typ != ngSPB && f != nil && f.units != 0 {
+			// Converted as the in-place read converts it, not as pcapgo does.
+			sec, ns := f.time(ts)
+			p.TS = time.Unix(int64(sec), int64(ns)).UTC()
+		}
 		p.CapLen, p.WireLen, p.Data = ci.CaptureLength, ci.Length, data
 		return n.linkType(ci.InterfaceIndex), off, nil
 	}
@@ -377,25 +392,26 @@ func (n *ngReader) read(p *Packet) (layers.LinkType, int64, error) {
 // Enhanced Packet Block's options (comments, flags, hashes...) are hidden
 // from pcapgo, which would allocate for them on every packet: pcapgo is
 // shown the block with its length patched to end after the packet data.
-func (n *ngReader) checkPacketBlock(typ, blen uint32) error {
+func (n *ngReader) checkPacketBlock(typ, blen uint32) (ts uint64, _ error) {
 	var caplen, room uint32
 	switch typ {
 	case ngEPB, ngPB:
 		if blen < ngMinPktBlk {
-			return ErrBadBlock
+			return 0, ErrBadBlock
 		}
 		h, err := n.raw.Peek(ngPktHdr)
 		if len(h) < ngPktHdr {
-			return unexpected(err)
+			return 0, unexpected(err)
 		}
 		caplen, room = n.u32(h[20:24]), blen-ngMinPktBlk
+		ts = uint64(n.u32(h[12:16]))<<32 | uint64(n.u32(h[16:20]))
 	case ngSPB:
 		if blen < ngSPBHdr+4 {
-			return ErrBadBlock
+			return 0, ErrBadBlock
 		}
 		h, err := n.raw.Peek(ngSPBHdr)
 		if len(h) < ngSPBHdr {
-			return unexpected(err)
+			return 0, unexpected(err)
 		}
 		// pcapgo takes min(original length, snap length of interface 0),
 		// as the pcapng specification says (§4.4).
@@ -405,16 +421,16 @@ func (n *ngReader) checkPacketBlock(typ, blen uint32) error {
 		}
 	}
 	if caplen > MaxRecordLength {
-		return ErrRecordTooLong
+		return 0, ErrRecordTooLong
 	}
 	if caplen > room {
-		return ErrBadBlock
+		return 0, ErrBadBlock
 	}
 	if bare := ngMinPktBlk + (caplen+3)&^3; typ == ngEPB && bare < blen {
 		h, _ := n.raw.Peek(8)
 		n.gate.hide(h, n.big, bare)
 	}
-	return nil
+	return ts, nil
 }
 
 // blockError classifies an error pcapgo returned for the current block: the
