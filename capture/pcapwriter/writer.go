@@ -7,10 +7,12 @@
 // Design goals:
 //
 //   - What tcpdump and Wireshark read. pcapng files have one Section Header
-//     Block and one Interface Description Block (link type, snap length,
-//     if_name, if_tsresol of nanoseconds) and an Enhanced Packet Block per
-//     packet; classic pcap files use the microsecond or nanosecond magic.
-//     Both are little-endian.
+//     Block, an Interface Description Block (link type, snap length,
+//     if_name, if_tsresol of nanoseconds) for the link type of the options
+//     and one more for each other link type written (WritePacketLink:
+//     packets merged from captures of several link types), and an Enhanced
+//     Packet Block per packet; classic pcap files, which hold one link
+//     type, use the microsecond or nanosecond magic. Both are little-endian.
 //   - No allocation per packet: records are framed in a reused buffer and
 //     written through a bufio.Writer.
 //   - tcpdump's rotation semantics, including its file names: with -C the
@@ -54,6 +56,10 @@ func (f Format) String() string {
 // written Options.MaxFiles files: tcpdump then ends the capture ("Maximum
 // file limit reached").
 var ErrFileLimit = errors.New("pcapwriter: maximum file limit reached")
+
+// ErrLinkType is returned by WritePacketLink for a packet whose link type
+// a classic pcap file cannot hold: not the one of its header.
+var ErrLinkType = errors.New("a pcap file holds packets of one link type (pcapng holds several)")
 
 // Options says what to write and when to rotate.
 type Options struct {
@@ -102,12 +108,13 @@ type Writer struct {
 	bw       *bufio.Writer
 	size     int64 // octets written to the current file
 	buf      []byte
-	cCount   int       // -C file number
-	gCount   int       // -G rotations so far
-	gTime    time.Time // when the current -G period started
-	wChars   int       // digits of MaxFiles-1
-	err      error     // sticky
-	own      bool      // the writer opened the file
+	cCount   int               // -C file number
+	gCount   int               // -G rotations so far
+	gTime    time.Time         // when the current -G period started
+	wChars   int               // digits of MaxFiles-1
+	err      error             // sticky
+	own      bool              // the writer opened the file
+	links    []layers.LinkType // pcapng: the current file's interfaces
 }
 
 const (
@@ -266,21 +273,28 @@ func (w *Writer) writeHeader() error {
 		}
 		w.option(optEnd, nil)
 		w.block(0)
-		// Interface Description Block (§4.2).
-		start := len(w.buf)
-		w.le32(blockIDB)
-		w.le32(0)
-		w.le16(uint16(w.opts.LinkType))
-		w.le16(0)
-		w.le32(uint32(w.opts.Snaplen))
-		if w.opts.Interface != "" {
-			w.option(optIfName, []byte(w.opts.Interface))
-		}
-		w.option(optIfTsresol, []byte{9})
-		w.option(optEnd, nil)
-		w.block(start)
+		w.links = w.links[:0]
+		w.idb(w.opts.LinkType)
 	}
 	return w.write(w.buf)
+}
+
+// idb appends an Interface Description Block (§4.2) for link type lt to
+// the buffer: interface len(w.links) of the file.
+func (w *Writer) idb(lt layers.LinkType) {
+	start := len(w.buf)
+	w.le32(blockIDB)
+	w.le32(0)
+	w.le16(uint16(lt))
+	w.le16(0)
+	w.le32(uint32(w.opts.Snaplen))
+	if w.opts.Interface != "" {
+		w.option(optIfName, []byte(w.opts.Interface))
+	}
+	w.option(optIfTsresol, []byte{9})
+	w.option(optEnd, nil)
+	w.block(start)
+	w.links = append(w.links, lt)
 }
 
 func (w *Writer) write(b []byte) error {
@@ -328,16 +342,41 @@ func (w *Writer) rotate() error {
 	return nil
 }
 
-// WritePacket writes one packet: its capture time, the octets captured and
-// its length on the wire (at least len(data)). It rotates files first when
-// the options say so, and returns ErrFileLimit at the -G/-W limit.
+// WritePacket writes one packet of the options' link type: its capture
+// time, the octets captured and its length on the wire (at least
+// len(data)). It rotates files first when the options say so, and returns
+// ErrFileLimit at the -G/-W limit.
 func (w *Writer) WritePacket(ts time.Time, data []byte, wireLen int) error {
+	return w.WritePacketLink(ts, data, wireLen, w.opts.LinkType)
+}
+
+// WritePacketLink is WritePacket for a packet of link type lt: in pcapng,
+// on an interface of that link type, described before the packet when the
+// file has none yet; in pcap, ErrLinkType unless lt is the file's (the
+// packet is not written, and the writer goes on).
+func (w *Writer) WritePacketLink(ts time.Time, data []byte, wireLen int, lt layers.LinkType) error {
 	if w.err != nil {
 		return w.err
+	}
+	if w.opts.Format == Pcap && lt != w.opts.LinkType {
+		return ErrLinkType
 	}
 	if err := w.rotate(); err != nil {
 		w.err = err
 		return err
+	}
+	iface := 0
+	if w.opts.Format != Pcap {
+		for iface < len(w.links) && w.links[iface] != lt {
+			iface++
+		}
+		if iface == len(w.links) {
+			w.buf = w.buf[:0]
+			w.idb(lt)
+			if err := w.write(w.buf); err != nil {
+				return err
+			}
+		}
 	}
 	if len(data) > w.opts.Snaplen {
 		data = data[:w.opts.Snaplen]
@@ -366,7 +405,7 @@ func (w *Writer) WritePacket(ts time.Time, data []byte, wireLen int) error {
 	ns := uint64(ts.UnixNano())
 	w.le32(blockEPB)
 	w.le32(uint32(total))
-	w.le32(0) // interface 0
+	w.le32(uint32(iface))
 	w.le32(uint32(ns >> 32))
 	w.le32(uint32(ns))
 	w.le32(uint32(len(data)))

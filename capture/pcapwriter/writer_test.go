@@ -2,9 +2,12 @@ package pcapwriter
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,6 +17,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/iwarpkit/iwarpkit/capture"
+	"github.com/iwarpkit/iwarpkit/internal/testutil"
 )
 
 // frame returns an Ethernet/IPv4/TCP frame of n octets (n >= 54) whose
@@ -355,5 +359,75 @@ func BenchmarkWritePacket(b *testing.B) {
 				_ = w.WritePacket(ts, d, len(d))
 			}
 		})
+	}
+}
+
+// TestLinkTypes: packets of several link types (merged captures) go on an
+// interface of their own link type, each described once before its first
+// packet, as pcapgo and tshark read them; a pcap file refuses those of
+// another link type than its header's and keeps the rest.
+func TestLinkTypes(t *testing.T) {
+	in := testPackets()[:6]
+	links := []layers.LinkType{layers.LinkTypeEthernet, layers.LinkTypeRaw, layers.LinkTypeEthernet,
+		layers.LinkTypeRaw, layers.LinkTypeLinuxSLL, layers.LinkTypeRaw}
+	data := func(i int) []byte {
+		switch links[i] {
+		case layers.LinkTypeRaw:
+			return in[i].data[14:] // the IP packet
+		case layers.LinkTypeLinuxSLL:
+			sll := make([]byte, 16)
+			binary.BigEndian.PutUint16(sll[14:], 0x0800)
+			return append(sll, in[i].data[14:]...)
+		}
+		return in[i].data
+	}
+	for _, format := range []Format{Pcapng, Pcap} {
+		path := filepath.Join(t.TempDir(), "links."+format.String())
+		w, err := Create(path, Options{Format: format, LinkType: layers.LinkTypeEthernet, Interface: "any"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range in {
+			err := w.WritePacketLink(p.ts, data(i), len(data(i)), links[i])
+			if want := format == Pcap && links[i] != layers.LinkTypeEthernet; (err != nil) != want || err != nil && !errors.Is(err, ErrLinkType) {
+				t.Fatalf("%v: packet %d of link type %v: %v", format, i, links[i], err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		src, err := capture.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []layers.LinkType
+		for {
+			p, err := src.Next()
+			if err != nil {
+				break
+			}
+			if p.Kind != capture.KindTCP {
+				t.Errorf("%v: frame %d: kind %v (%v)", format, p.Frame, p.Kind, p.Err)
+			}
+			got = append(got, src.LinkType(p.Interface))
+		}
+		src.Close()
+		want := links
+		if format == Pcap {
+			want = []layers.LinkType{layers.LinkTypeEthernet, layers.LinkTypeEthernet}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%v: link types read back %v, want %v", format, got, want)
+		}
+		if format == Pcapng {
+			// tshark: interfaces 0, 1, 2 in the order of first use.
+			out, err := exec.Command(testutil.RequireTshark(t), "-r", path, "-T", "fields", "-e", "frame.interface_id").Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Fields(string(out)); !slices.Equal(got, []string{"0", "1", "0", "1", "2", "1"}) {
+				t.Errorf("tshark's interface ids %v", got)
+			}
+		}
 	}
 }

@@ -539,6 +539,10 @@ type fileSource struct {
 	first    *capture.Packet
 	firstErr error
 	wFailed  bool // a write to w failed (NextInto returned the writeError)
+	// Packets a pcap -w file could not hold (another link type than its
+	// header's): how many, and the first one's link type.
+	unwritten     int
+	unwrittenLink layers.LinkType
 }
 
 // wrapFile wraps a file source for -r with a trailing filter expression
@@ -577,6 +581,16 @@ func (l *liveFlags) wrapFile(src linkSource, args []string, stderr io.Writer) (p
 			fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
 			return nil, 2
 		}
+		if m, ok := src.(*capture.Merge); ok && wo.Format == pcapwriter.Pcap {
+			// Caught here if the inputs' first interfaces differ; a
+			// pcapng input's later interfaces, as its packets come.
+			for i := range m.Len() {
+				if a, b := m.InputLinkType(0), m.InputLinkType(i); a != b {
+					fmt.Fprintf(stderr, "iwarpdump: --pcap: %s has link type %d, %s %d, and %v\n", m.Name(0), a, m.Name(i), b, pcapwriter.ErrLinkType)
+					return nil, 2
+				}
+			}
+		}
 		w, err := pcapwriter.Create(l.write, wo)
 		if err != nil {
 			fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
@@ -611,7 +625,15 @@ func (s *fileSource) NextInto(p *capture.Packet) error {
 			continue
 		}
 		if s.w != nil {
-			if err := s.w.WritePacket(p.TS, p.Data, p.WireLen); err != nil {
+			if err := s.w.WritePacketLink(p.TS, p.Data, p.WireLen, s.src.LinkType(p.Interface)); err != nil {
+				if errors.Is(err, pcapwriter.ErrLinkType) {
+					// Decoded, not written: said when the file is closed.
+					if s.unwritten == 0 {
+						s.unwrittenLink = s.src.LinkType(p.Interface)
+					}
+					s.unwritten++
+					return nil
+				}
 				if errors.Is(err, pcapwriter.ErrFileLimit) {
 					fmt.Fprintf(s.stderr, "Maximum file limit reached: %d\n", s.maxW)
 					*p = capture.Packet{}
@@ -630,6 +652,10 @@ func (s *fileSource) Close() error {
 	if s.w != nil {
 		if err := s.w.Close(); err != nil && !s.wFailed {
 			werr = writeError{fmt.Errorf("writing %s: %w", s.w.Name(), err)}
+		}
+		if s.unwritten > 0 && werr == nil {
+			werr = writeError{fmt.Errorf("writing %s: %d packets (the first of link type %d, the file's is %d) not written: %w",
+				s.w.Name(), s.unwritten, s.unwrittenLink, s.w.LinkType(), pcapwriter.ErrLinkType)}
 		}
 	}
 	if err := s.src.Close(); err != nil && werr == nil {

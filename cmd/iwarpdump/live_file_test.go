@@ -223,6 +223,34 @@ func TestWrapFileLinkType(t *testing.T) {
 	}
 }
 
+// TestWriteLinkTypes: -w of captures of two link types merged (Ethernet
+// and native InfiniBand) writes each packet on an interface of its own
+// link type, so that the file decodes as its inputs do (every packet had
+// the first one's link type: 10 records back of 83); --pcap, which holds
+// one link type, is refused before the decode (exit 2), and the packets a
+// pcap file cannot hold (a pcapng input's second interface) are decoded,
+// not written, and said (exit 1).
+func TestWriteLinkTypes(t *testing.T) {
+	dir := t.TempDir()
+	ins := []string{"-r", siw + "crc_v2_rping.pcap", "-r", "../../testdata/synthext/ib-cm-native.pcap"}
+	_, want, _ := runCmd(t, nil, append(ins, "-T", "jsonl")...)
+	ng := filepath.Join(dir, "merged.pcapng")
+	if code, _, errs := runCmd(t, nil, append(ins, "-T", "jsonl", "-w", ng)...); code != 0 {
+		t.Fatalf("-w pcapng: exit %d: %s", code, errs)
+	}
+	if _, got, _ := runCmd(t, nil, "-r", ng, "-T", "jsonl"); got != want || strings.Count(want, "\n") != 83 {
+		t.Errorf("the -w file decodes to %d records, its inputs to %d", strings.Count(got, "\n"), strings.Count(want, "\n"))
+	}
+	code, _, errs := runCmd(t, nil, append(ins, "-q", "-w", filepath.Join(dir, "merged.pcap"), "--pcap")...)
+	if code != 2 || !strings.Contains(errs, "link type 1") || !strings.Contains(errs, "247") {
+		t.Errorf("--pcap of two link types: exit %d: %s", code, errs)
+	}
+	code, got, errs := runCmd(t, nil, "-r", ng, "-T", "jsonl", "-w", filepath.Join(dir, "one.pcap"), "--pcap")
+	if code != 1 || got != want || !strings.Contains(errs, "50 packets (the first of link type 1, the file's is 247) not written") {
+		t.Errorf("--pcap of a pcapng file of two link types: exit %d, %d records: %s", code, strings.Count(got, "\n"), errs)
+	}
+}
+
 // TestWriteFails: a -w file that cannot be written (the device full) is
 // said once and exits 1, with or without a capture filter; it exited 0
 // in silence, or as damage of the input ("decoded N packets before the
