@@ -15,7 +15,8 @@ import (
 //   - one-letter options may be clustered and a value attached (-nn, -vv,
 //     -nv, -c10, -ilo, -s0, -rcapture.pcap): "-nn" becomes "-n -n" and
 //     "-c10" "-c 10", when the token is not an option of its own (-tt,
-//     -mmap and -pcap are).
+//     -mmap and -pcap are); a run of t's in a cluster is tcpdump's -tt to
+//     -ttttt ("-nntt" becomes "-n -n -tt").
 //
 // An unknown option is left as it is, for flag to report.
 func getoptArgs(fs *flag.FlagSet, args []string) []string {
@@ -68,6 +69,15 @@ func cluster(fs *flag.FlagSet, s string) (out []string, needValue, ok bool) {
 		return nil, false, false
 	}
 	for i := 0; i < len(s); i++ {
+		// tcpdump counts t's (-tt, -ttt...): a run of them is one of
+		// those options (-nntt, -ttnr FILE), not -t FORMAT.
+		if n := len(s[i:]) - len(strings.TrimLeft(s[i:], "t")); n >= 2 {
+			if f := fs.Lookup(s[i : i+n]); f != nil && isBool(f) {
+				out = append(out, "-"+s[i:i+n])
+				i += n - 1
+				continue
+			}
+		}
 		f := fs.Lookup(s[i : i+1])
 		if f == nil {
 			return nil, false, false

@@ -14,6 +14,8 @@ func TestGetoptArgs(t *testing.T) {
 	fs.Bool("n", false, "")
 	fs.Bool("v", false, "")
 	fs.Bool("tt", false, "")
+	fs.Bool("ttt", false, "")
+	fs.String("t", "", "")
 	fs.Bool("mmap", false, "")
 	fs.String("c", "", "")
 	fs.String("i", "", "")
@@ -30,6 +32,10 @@ func TestGetoptArgs(t *testing.T) {
 		{"--decode-as tcp.port==1 host a -n", "--decode-as tcp.port==1 -n host a"},
 		{"-decode-as=tcp.port==1 port 1", "-decode-as=tcp.port==1 port 1"},
 		{"-r x -- tcp -n", "-r x tcp -n"},
+		{"-nntt -r x", "-n -n -tt -r x"}, // tcpdump's -tt in a cluster
+		{"-nnttr x", "-n -n -tt -r x"},
+		{"-tttn -r x", "-ttt -n -r x"},
+		{"-nta", "-n -t a"},                  // one t: -t FORMAT
 		{"-nk -r x", "-nk -r x"},             // k is no option: left for flag to refuse
 		{"-r x port 1 -q", "-r x -q port 1"}, // unknown: moved, refused by flag
 		{"", ""},
@@ -49,6 +55,8 @@ func TestGetoptCommandLines(t *testing.T) {
 		{{"-r", f, "tcp", "port", "7174", "-c", "12", "-nn"}, {"-n", "-c", "12", "-r", f, "tcp", "port", "7174"}},
 		{{"-vv", "-c12", "-r" + f}, {"-v", "-c", "12", "-r", f}},
 		{{"-qnc", "20", "-r", f}, {"-q", "-c", "20", "-r", f}},
+		{{"-nnttr", f}, {"-tt", "-r", f}}, // as tcpdump -nnttr
+		{{"-ntttt", "-r", f}, {"-tttt", "-r", f}},
 	} {
 		c1, o1, e1 := runCmd(t, nil, c[0]...)
 		c2, o2, e2 := runCmd(t, nil, c[1]...)

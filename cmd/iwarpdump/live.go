@@ -581,6 +581,17 @@ func (l *liveFlags) wrapFile(src linkSource, args []string, stderr io.Writer) (p
 			fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
 			return nil, 2
 		}
+		if m, ok := src.(*capture.Merge); ok {
+			// Created, the -w file would be cut short before it is read.
+			if wi, err := os.Stat(l.write); err == nil {
+				for i := range m.Len() {
+					if ri, err := os.Stat(m.Name(i)); err == nil && os.SameFile(wi, ri) {
+						fmt.Fprintf(stderr, "iwarpdump: -w %s is a file -r reads\n", l.write)
+						return nil, 2
+					}
+				}
+			}
+		}
 		if m, ok := src.(*capture.Merge); ok && wo.Format == pcapwriter.Pcap {
 			// Caught here if the inputs' first interfaces differ; a
 			// pcapng input's later interfaces, as its packets come.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"io"
 	"os"
@@ -248,6 +249,35 @@ func TestWriteLinkTypes(t *testing.T) {
 	code, got, errs := runCmd(t, nil, "-r", ng, "-T", "jsonl", "-w", filepath.Join(dir, "one.pcap"), "--pcap")
 	if code != 1 || got != want || !strings.Contains(errs, "50 packets (the first of link type 1, the file's is 247) not written") {
 		t.Errorf("--pcap of a pcapng file of two link types: exit %d, %d records: %s", code, strings.Count(got, "\n"), errs)
+	}
+}
+
+// TestInputUsageErrors: what names no file to read, or would destroy one, is
+// refused before anything is decoded (exit 2): a bad -r pattern (it
+// exited 0, decoding nothing), -w naming a file -r reads (it cut the file
+// short as it read it, and exited 0 with a third of its packets).
+func TestInputUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.pcap")
+	orig, err := os.ReadFile(siw + "crc_v2_rping.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(in, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"-r", filepath.Join(dir, "[")},
+		{"-r", in, "-w", in},
+		{"-r", siw + "crc_v2_iwtest_ops.pcap", "-r", in, "-w", filepath.Join(dir, ".", "in.pcap"), "--pcap"},
+	} {
+		code, out, errs := runCmd(t, nil, args...)
+		if code != 2 || out != "" || errs == "" {
+			t.Errorf("%v: exit %d, %d octets out: %s", args, code, len(out), errs)
+		}
+	}
+	if now, err := os.ReadFile(in); err != nil || !bytes.Equal(now, orig) {
+		t.Errorf("the input was changed: %v", err)
 	}
 }
 

@@ -82,7 +82,8 @@ func expandInputs(paths []string) ([]string, error) {
 		}
 		m, err := filepath.Glob(p)
 		if err != nil {
-			return nil, fmt.Errorf("bad pattern %q: %v", p, err)
+			// A usage error, as a missing file is (exit 2).
+			return nil, &fs.PathError{Op: "glob", Path: p, Err: err}
 		}
 		if len(m) == 0 {
 			// A *fs.PathError, as capture.Open gives for a missing file.
