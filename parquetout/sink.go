@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/iwarpkit/iwarpkit/flows"
 	"github.com/iwarpkit/iwarpkit/format"
+	"github.com/iwarpkit/iwarpkit/internal/tempfile"
 )
 
 // Table names: the directories under the output directory, one per record
@@ -108,7 +108,7 @@ func (t *table[T]) openPart() error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := createTemp(path)
+	f, err := tempfile.Beside(path)
 	if err != nil {
 		return err
 	}
@@ -408,19 +408,4 @@ func (s *Sink) abort() {
 	s.messages.abort()
 	s.findings.abort()
 	s.conns.abort()
-}
-
-// createTemp creates a new file beside path, hidden, for path's octets
-// until they are renamed into place. Unlike os.CreateTemp (mode 0600), it
-// creates the file as os.Create would (0666 less the umask), so that
-// the tables can be read by whoever can read a capture iwarpdump writes.
-func createTemp(path string) (*os.File, error) {
-	dir, base := filepath.Split(path)
-	for try := 0; ; try++ {
-		name := filepath.Join(dir, "."+base+".tmp-"+strconv.Itoa(os.Getpid())+"-"+strconv.FormatUint(rand.Uint64(), 36))
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
-		if err == nil || !errors.Is(err, os.ErrExist) || try == 100 {
-			return f, err
-		}
-	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/iwarpkit/iwarpkit/capture"
+	"github.com/iwarpkit/iwarpkit/internal/tempfile"
 )
 
 // MaxWriterShards is the largest number of shards a [Writer] writes at once
@@ -149,7 +150,7 @@ func Create(dir, base string, n int, o Options) (*Writer, error) {
 }
 
 func (w *Writer) open(o *out, path string) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	f, err := tempfile.Beside(path)
 	if err != nil {
 		return err
 	}

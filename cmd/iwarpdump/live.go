@@ -61,7 +61,7 @@ func addLiveFlags(fs *flag.FlagSet) *liveFlags {
 	fs.BoolVar(&l.packetBuf, "U", false, "with -w: flush the file after every packet")
 	fs.StringVar(&l.filterFile, "F", "", "read the filter expression from `FILE`")
 	fs.BoolVar(&l.bpfRaw, "bpf-raw", false, "the filter is a raw BPF program as `tcpdump -ddd` prints it (lines or comma-separated), not an expression")
-	fs.Var(&l.dump, "d", "print the capture filter compiled, as tcpdump -d does (-dd: as a C array, -ddd: as decimal numbers), for the link type of the -r file or -i interface (Ethernet without either), and exit")
+	fs.Var(&l.dump, "d", "print the capture filter compiled, in tcpdump -d's format (-dd: as a C array, -ddd: as decimal numbers; the verdicts are tcpdump's, the instructions our compiler's), for the link type of the -r file or -i interface (Ethernet without either), and exit")
 	fs.StringVar(&l.user, "Z", "", "after opening the capture and the first -w file (which is given to USER, as tcpdump does), drop privileges to `USER` (and its groups); the files of -C/-G rotation are made as USER")
 	return l
 }

@@ -155,6 +155,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "iwarpdump: -T parquet needs an output directory: -w DIR")
 		return 2
 	}
+	if parquetOut && live.active() {
+		// -w would name both the capture written and the tables' directory.
+		fmt.Fprintln(stderr, "iwarpdump: -T parquet writes the tables of -r files: capture with -i IFACE -w FILE, then decode FILE with -T parquet -w DIR")
+		return 2
+	}
 
 	var cols *filter.Columns
 	switch {

@@ -44,6 +44,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-bogus"}, "flag provided but not defined"},
 		{[]string{"-r", siw + "crc_v2_rping.pcap", "-c", "0"}, "packet count must be at least 1"},
 		{[]string{"-r", siw + "crc_v2_rping.pcap", "-c", "-3"}, "invalid value \"-3\" for flag -c"},
+		{[]string{"-i", "lo", "-T", "parquet", "-w", "/nonexistent/dir"}, "-T parquet writes the tables of -r files"},
 	} {
 		code, _, stderr := runCmd(t, nil, tc.args...)
 		if code != 2 {
