@@ -287,6 +287,7 @@ type Collector struct {
 
 	maxFindings int
 	maxConns    int
+	damage      string      // InputDamaged
 	shared      *partShared // what the Partials of Local read
 	noTimeline  bool        // NoTimeline
 	opPool      opPool      // dense opcode histograms for reuse
@@ -331,6 +332,13 @@ func NewCollector() *Collector {
 // everything after it (flows.Options.MaxHeld, some 10 MB). Call it before
 // Local and Add.
 func (c *Collector) NoTimeline() { c.noTimeline = true }
+
+// InputDamaged records that the capture was damaged and its decode ended
+// there, msg saying how (the reader's error as iwarpdump prints it): the
+// JUnit report counts it as an error, the SARIF report as a notification
+// of a run that did not read all of its input, the HTML report in its
+// summary. The tables, which count what was decoded, do not show it.
+func (c *Collector) InputDamaged(msg string) { c.damage = msg }
 
 // NoReports has c keep none of the findings that the JUnit, SARIF and HTML
 // reports list one by one (MaxFindings of them, some 1.4 MB): for the

@@ -92,6 +92,9 @@ func (c *Collector) WriteHTML(w io.Writer, title string) error {
 		{"Findings", itoa(c.nFindings) + " (" + itoa(c.sev[dissect.SeverityError]) + " error, " +
 			itoa(c.sev[dissect.SeverityWarning]) + " warning, " + itoa(c.sev[dissect.SeverityNote]) + " note)"},
 	}
+	if c.damage != "" {
+		d.Summary = append(d.Summary, htmlKV{"Capture damaged (the decode stopped there)", c.damage})
+	}
 	for i := range c.kept {
 		k := &c.kept[i]
 		conn := "other"

@@ -57,6 +57,7 @@ type junitCase struct {
 	ClassName string        `xml:"classname,attr"`
 	Time      string        `xml:"time,attr"`
 	Failure   *junitFailure `xml:"failure"`
+	Error     *junitFailure `xml:"error"`
 }
 
 type junitFailure struct {
@@ -96,7 +97,11 @@ func junitTime(t time.Time) string {
 //     the text lists each kept finding "frame N: severity code: message
 //     [ref]";
 //   - note findings never fail a testcase; they are listed in the suite's
-//     system-out. JUnit errors (crashes of the test itself) are always 0.
+//     system-out;
+//   - a damaged capture (InputDamaged) is the one JUnit error: a first
+//     testsuite "capture" whose testcase "read" (classname "capture") has
+//     an error element of type "damaged capture" saying where the decode
+//     stopped; otherwise errors are 0.
 func (c *Collector) WriteJUnit(w io.Writer, name string) error {
 	all := c.total()
 	byConn := make(map[int][]*keptFinding)
@@ -107,11 +112,14 @@ func (c *Collector) WriteJUnit(w io.Writer, name string) error {
 	// The suites are written one by one as they are made (the document
 	// of 65,536 connections held 100 MB of XML's worth): the counts of
 	// the document's attributes come first, from a pass of their own.
-	tests, failures := 0, 0
+	tests, failures, errors := 0, 0, 0
 	c.eachConn(func(cs *connStats) {
 		t, f := junitCounts(cs)
 		tests, failures = tests+t, failures+f
 	})
+	if c.damage != "" {
+		tests, errors = tests+1, 1
+	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
@@ -120,13 +128,20 @@ func (c *Collector) WriteJUnit(w io.Writer, name string) error {
 	// The attributes of junitSuites, in its order.
 	start := xml.StartElement{Name: xml.Name{Local: "testsuites"}, Attr: []xml.Attr{
 		{Name: xml.Name{Local: "name"}, Value: name}, {Name: xml.Name{Local: "tests"}, Value: itoa(tests)},
-		{Name: xml.Name{Local: "failures"}, Value: itoa(failures)}, {Name: xml.Name{Local: "errors"}, Value: "0"},
+		{Name: xml.Name{Local: "failures"}, Value: itoa(failures)}, {Name: xml.Name{Local: "errors"}, Value: itoa(errors)},
 		{Name: xml.Name{Local: "time"}, Value: seconds(all.duration())}}}
 	if err := enc.EncodeToken(start); err != nil {
 		return err
 	}
 	var err error
 	suite := xml.StartElement{Name: xml.Name{Local: "testsuite"}}
+	if c.damage != "" {
+		s := junitSuite{Name: "capture", Tests: 1, Errors: 1, Time: seconds(0), Timestamp: junitTime(all.first()),
+			Hostname: "localhost", ID: -1, Package: name,
+			Cases: []junitCase{{Name: "read", ClassName: "capture", Time: seconds(0),
+				Error: &junitFailure{Message: "the capture is damaged: the decode stopped there", Type: "damaged capture", Text: xmlSafe(c.damage)}}}}
+		err = enc.EncodeElement(&s, suite)
+	}
 	c.eachConn(func(cs *connStats) {
 		if err == nil {
 			s := c.junitSuite(cs, name, &all, byConn[cs.id])

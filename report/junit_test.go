@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/xml"
 	"path/filepath"
 	"regexp"
@@ -88,7 +89,7 @@ func checkJUnit(t testing.TB, doc []byte) *xmlNode {
 	}
 	need(&root, "name", "tests", "failures", "errors", "time")
 	dec(&root, "time")
-	var tests, failures int
+	var tests, failures, errors int
 	for i := range root.Nodes {
 		s := &root.Nodes[i]
 		if s.XMLName.Local != "testsuite" {
@@ -116,29 +117,34 @@ func checkJUnit(t testing.TB, doc []byte) *xmlNode {
 			need(&p, "name", "value")
 		}
 		cases := s.children("testcase")
-		nf := 0
+		nf, ne := 0, 0
 		for _, c := range cases {
 			need(c, "name", "classname", "time")
 			dec(c, "time")
 			for _, f := range c.Nodes {
-				if f.XMLName.Local != "failure" {
+				switch f.XMLName.Local {
+				case "failure":
+					nf++
+				case "error":
+					ne++
+				default:
 					t.Errorf("testcase child <%s>", f.XMLName.Local)
 				}
 				need(&f, "message", "type")
 			}
 			if len(c.Nodes) > 1 {
-				t.Errorf("testcase %v has %d children, at most one failure", c.Attrs, len(c.Nodes))
+				t.Errorf("testcase %v has %d children, at most one failure or error", c.Attrs, len(c.Nodes))
 			}
-			nf += len(c.Nodes)
 		}
-		if num(s, "tests") != len(cases) || num(s, "failures") != nf || num(s, "errors") != 0 || num(s, "skipped") != 0 {
-			t.Errorf("testsuite counts %v, have %d testcases and %d failures", s.Attrs, len(cases), nf)
+		if num(s, "tests") != len(cases) || num(s, "failures") != nf || num(s, "errors") != ne || num(s, "skipped") != 0 {
+			t.Errorf("testsuite counts %v, have %d testcases, %d failures and %d errors", s.Attrs, len(cases), nf, ne)
 		}
 		tests += len(cases)
 		failures += nf
+		errors += ne
 	}
-	if num(&root, "tests") != tests || num(&root, "failures") != failures || num(&root, "errors") != 0 {
-		t.Errorf("testsuites counts %v, have %d tests and %d failures", root.Attrs, tests, failures)
+	if num(&root, "tests") != tests || num(&root, "failures") != failures || num(&root, "errors") != errors {
+		t.Errorf("testsuites counts %v, have %d tests, %d failures and %d errors", root.Attrs, tests, failures, errors)
 	}
 	return &root
 }
@@ -296,5 +302,75 @@ func TestJUnitTCPHealth(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReportsDamaged: a capture that ended in damage says so in each
+// report: JUnit's one error (a testsuite "capture" whose testcase "read"
+// has it; errors="1" on the document), SARIF's invocation that did not
+// succeed, with the message as an error notification (§3.20.14,
+// §3.20.21, §3.58), HTML's summary. Without damage there is none of it.
+func TestReportsDamaged(t *testing.T) {
+	const msg = `capture: t.pcap: frame 10 at offset 909: truncated record <&"> (decoded 9 packets before the damage)`
+	for _, damaged := range []bool{false, true} {
+		c, _ := collect(t, "term_badwrite")
+		if damaged {
+			c.InputDamaged(msg)
+		}
+		var j, s, h bytes.Buffer
+		if err := c.WriteJUnit(&j, "iwarpdump t.pcap"); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.WriteSARIF(&s, "iwarpdump", "t.pcap"); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.WriteHTML(&h, "iwarpdump: t.pcap"); err != nil {
+			t.Fatal(err)
+		}
+		root := checkJUnit(t, j.Bytes())
+		checkSARIF(t, s.Bytes(), "t.pcap")
+		var errs []string
+		for _, suite := range root.Nodes {
+			for _, tc := range suite.children("testcase") {
+				for _, e := range tc.children("error") {
+					name, _ := suite.attr("name")
+					errs = append(errs, name+"/"+strings.TrimSpace(e.Text))
+				}
+			}
+		}
+		var sd struct {
+			Runs []struct {
+				Invocations []struct {
+					ExecutionSuccessful        *bool `json:"executionSuccessful"`
+					ToolExecutionNotifications []struct {
+						Level   string `json:"level"`
+						Message struct {
+							Text string `json:"text"`
+						} `json:"message"`
+					} `json:"toolExecutionNotifications"`
+				} `json:"invocations"`
+			} `json:"runs"`
+		}
+		if err := json.Unmarshal(s.Bytes(), &sd); err != nil {
+			t.Fatal(err)
+		}
+		inv := sd.Runs[0].Invocations
+		html := h.String()
+		if !damaged {
+			if len(errs) != 0 || len(inv) != 0 || strings.Contains(html, "damaged") {
+				t.Errorf("undamaged: JUnit errors %v, SARIF invocations %+v, HTML says damaged %v", errs, inv, strings.Contains(html, "damaged"))
+			}
+			continue
+		}
+		if len(errs) != 1 || errs[0] != "capture/"+msg {
+			t.Errorf("JUnit errors %q, want the one of suite capture: %q", errs, msg)
+		}
+		if len(inv) != 1 || inv[0].ExecutionSuccessful == nil || *inv[0].ExecutionSuccessful || len(inv[0].ToolExecutionNotifications) != 1 ||
+			inv[0].ToolExecutionNotifications[0].Level != "error" || !strings.HasSuffix(inv[0].ToolExecutionNotifications[0].Message.Text, msg) {
+			t.Errorf("SARIF invocations %+v", inv)
+		}
+		if !strings.Contains(html, "truncated record &lt;&amp;&#34;&gt;") {
+			t.Errorf("the HTML summary does not say it, escaped")
+		}
 	}
 }

@@ -24,10 +24,23 @@ type sarifLog struct {
 }
 
 type sarifRun struct {
-	Tool       sarifTool       `json:"tool"`
-	Artifacts  []sarifArtifact `json:"artifacts,omitempty"`
-	Results    []sarifResult   `json:"results"`
-	Properties *sarifRunProps  `json:"properties,omitempty"`
+	Tool        sarifTool         `json:"tool"`
+	Invocations []sarifInvocation `json:"invocations,omitempty"`
+	Artifacts   []sarifArtifact   `json:"artifacts,omitempty"`
+	Results     []sarifResult     `json:"results"`
+	Properties  *sarifRunProps    `json:"properties,omitempty"`
+}
+
+// sarifInvocation (§3.20) is written only for a damaged capture: a run
+// that did not read all of its input.
+type sarifInvocation struct {
+	ExecutionSuccessful        bool                `json:"executionSuccessful"`
+	ToolExecutionNotifications []sarifNotification `json:"toolExecutionNotifications"`
+}
+
+type sarifNotification struct {
+	Level   string       `json:"level"`
+	Message sarifMessage `json:"message"`
 }
 
 type sarifRunProps struct {
@@ -191,6 +204,10 @@ func (c *Collector) WriteSARIFInputs(w io.Writer, tool string, paths []string) e
 		Tool:       sarifTool{Driver: sarifDriver{Name: tool, Rules: rules}},
 		Results:    make([]sarifResult, 0, len(c.kept)),
 		Properties: &sarifRunProps{Findings: c.nFindings, DroppedFindings: c.dropped},
+	}
+	if c.damage != "" {
+		run.Invocations = []sarifInvocation{{ToolExecutionNotifications: []sarifNotification{
+			{Level: "error", Message: sarifMessage{Text: "the capture is damaged, and its decode stopped there: " + c.damage}}}}}
 	}
 	for _, p := range paths {
 		if u := fileURI(p); u != "" {

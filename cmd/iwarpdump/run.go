@@ -458,7 +458,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			n, err := par.DecodeChunks(ctx, cr)
 			if err != nil {
 				_ = w.Flush()
-				reportDamage(stderr, err, n, several)
+				msg := reportDamage(stderr, err, n, several)
+				if coll != nil {
+					coll.InputDamaged(msg)
+				}
 				damaged = true
 			}
 		}
@@ -515,7 +518,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 					failed = true
 					break
 				}
-				reportDamage(stderr, err, n, several)
+				msg := reportDamage(stderr, err, n, several)
+				if coll != nil {
+					coll.InputDamaged(msg)
+				}
 				damaged = true
 				break
 			}
@@ -820,17 +826,18 @@ func (s flushingSource) NextInto(p *capture.Packet) error {
 // reportDamage says on stderr that the input ended with err after n
 // packets: each damaged input on a line of its own (a Merge joins their
 // errors), then how much was decoded; several: the input is a Merge of
-// several files.
-func reportDamage(stderr io.Writer, err error, n uint64, several bool) {
+// several files. It returns what it said, for the reports.
+func reportDamage(stderr io.Writer, err error, n uint64, several bool) string {
 	for _, line := range strings.Split(err.Error(), "\n") {
 		fmt.Fprintf(stderr, "iwarpdump: %s\n", line)
 	}
+	// The other inputs were read to their end before the error.
+	what := fmt.Sprintf("decoded %d packets before the damage", n)
 	if several {
-		// The other inputs were read to their end before the error.
-		fmt.Fprintf(stderr, "iwarpdump: decoded %d packets: every packet of the other inputs, and of the damaged ones up to the damage\n", n)
-		return
+		what = fmt.Sprintf("decoded %d packets: every packet of the other inputs, and of the damaged ones up to the damage", n)
 	}
-	fmt.Fprintf(stderr, "iwarpdump: decoded %d packets before the damage\n", n)
+	fmt.Fprintf(stderr, "iwarpdump: %s\n", what)
+	return strings.ReplaceAll(err.Error(), "\n", "; ") + " (" + what + ")"
 }
 
 // localFor returns what the Decoder or the workers of -j N give the
