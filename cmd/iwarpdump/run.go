@@ -576,6 +576,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				u.Unordered(), flows.DefaultMaxHeld)
 		}
 	}
+	if f, ok := dec.(interface{ Fragments() uint64 }); ok && f.Fragments() > 0 {
+		fmt.Fprintf(stderr, "iwarpdump: %d IP fragments not reassembled: the TCP octets they carry are missing from their streams (tcp.gap)\n", f.Fragments())
+	}
 	spillLost := false
 	if sp, ok := dec.(interface{ SpillErr() error }); ok && sp.SpillErr() != nil {
 		// The packed summaries of reset connections, kept in a temporary

@@ -224,13 +224,17 @@ func (p *parquetSink) Close() error {
 }
 
 // warnings lists the JSON Lines keys that had no column (none for the
-// record types and keys the tests cover), for a message on standard error.
+// record types and keys the tests cover) and counts the records of types
+// that have no table, for messages on standard error.
 func (p *parquetSink) warnings() []string {
 	var w []string
 	for k, n := range p.s.Unknown() {
 		w = append(w, fmt.Sprintf("parquet: no column for %s (%d values dropped)", k, n))
 	}
 	sort.Strings(w)
+	if n := p.s.Skipped(); n > 0 {
+		w = append(w, fmt.Sprintf("parquet: %d records of InfiniBand CM or DDP over SCTP (cm, ddp, sctp_session and their conn records) not written: the tables are iWARP's; -T jsonl has them", n))
+	}
 	return w
 }
 

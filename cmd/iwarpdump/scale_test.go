@@ -319,3 +319,17 @@ func arrowRowsNoConn(t *testing.T, path string) []string {
 	}
 	return out
 }
+
+// TestParquetSaysSkipped: the records of other transports, which have no
+// Parquet table, are counted on standard error (they were dropped in
+// silence): rxe_v4_rping's five cm records and its CM conn record, all of
+// its JSON Lines records.
+func TestParquetSaysSkipped(t *testing.T) {
+	in := "../../testdata/rxe/rxe_v4_rping.pcap"
+	_, jl, _ := runCmd(t, nil, "-r", in, "-T", "jsonl")
+	n := strings.Count(jl, "\n")
+	code, _, errs := runCmd(t, nil, "-r", in, "-T", "parquet", "-w", t.TempDir())
+	if want := "parquet: " + strconv.Itoa(n) + " records of InfiniBand CM"; code != 0 || n != 6 || !strings.Contains(errs, want) {
+		t.Errorf("exit %d, %d JSON Lines records; stderr does not say %q:\n%s", code, n, want, errs)
+	}
+}
