@@ -263,6 +263,39 @@ func TestConnections(t *testing.T) {
 	}
 }
 
+// TestTablesScroll: at 80 columns the Connections table's columns past
+// the edge are reached with → and left with ←, and the Findings view
+// shows the selected finding whole under its table, whose Message column
+// the width cuts (TestFindings' capture: rdmap.terminate's text).
+func TestTablesScroll(t *testing.T) {
+	h := openSize(t, rping, 80, 24)
+	h.keys("c")
+	if h.find("Findings") >= 0 || h.find("ID Initiator") < 0 {
+		t.Fatalf("at 80 columns the Findings column is on screen already:\n%s", strings.Join(h.text(), "\n"))
+	}
+	for range 8 {
+		h.keys("{Right}")
+	}
+	if h.find("Findings") < 0 || h.find("ID Initiator") >= 0 {
+		t.Errorf("→ did not bring the last columns in:\n%s", strings.Join(h.text(), "\n"))
+	}
+	h.keys("<")
+	for range 8 {
+		h.keys("h")
+	}
+	if h.find("ID Initiator") < 0 {
+		t.Errorf("← did not go back to the first column:\n%s", strings.Join(h.text(), "\n"))
+	}
+
+	h = openSize(t, "../../testdata/siw/term_badwrite.pcap", 80, 24)
+	h.keys("e{Down}")
+	text := strings.Join(h.text(), " ")
+	if !strings.Contains(text, "frame 11, conn 0: error rdmap.terminate: Terminate: DDP Tagged Buffer Error: Invalid STag") ||
+		!strings.Contains(strings.Join(strings.Fields(text), " "), "[RFC 5040 §") {
+		t.Errorf("the selected finding is not shown whole:\n%s", strings.Join(h.text(), "\n"))
+	}
+}
+
 // TestLadder: f follows the selected record's connection: its 35 RDMA
 // messages, each RDMA Read Response with the frame of its Read Request
 // (tshark: Read Requests in 9, 17, 25, 33, 41; Responses in the next

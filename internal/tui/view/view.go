@@ -90,6 +90,8 @@ type View struct {
 	Prompt    *tview.InputField
 	Conns     *tview.Table
 	Findings  *tview.Table
+	FindText  *tview.TextView // the selected finding's whole text, under the table
+	findPage  *tview.Flex     // the findings table over FindText
 	Ladder    *tview.Table
 	Stats     *tview.TextView // the statistics screen
 	Help      *tview.TextView
@@ -159,14 +161,18 @@ func New(app *tview.Application, st *model.State) *View {
 	v.Conns = tview.NewTable().SetFixed(1, 0).SetSelectable(true, false).SetContent(&connContent{v: v})
 	v.Findings = tview.NewTable().SetFixed(1, 0).SetSelectable(true, false).SetContent(&findingContent{v: v})
 	v.Ladder = tview.NewTable().SetFixed(1, 0).SetSelectable(true, false).SetContent(&ladderContent{v: v})
+	v.FindText = tview.NewTextView().SetWrap(true).SetWordWrap(true)
 	boxed := func(t *tview.Table, title string) *tview.Table {
 		t.SetBorder(true).SetTitle(title).SetTitleAlign(tview.AlignLeft)
 		return t
 	}
+	v.findPage = tview.NewFlex().SetDirection(tview.FlexRow).
+		AddItem(boxed(v.Findings, " Findings (Enter: go to the frame, ←/→: scroll, Esc: back) "), 0, 1, true).
+		AddItem(v.FindText, 1, 0, false)
 	v.Content = tview.NewPages().
 		AddPage("main", v.main, true, true).
-		AddPage("conns", boxed(v.Conns, " Connections (Enter: show only this one, f: follow, Esc: back) "), true, false).
-		AddPage("findings", boxed(v.Findings, " Findings (Enter: go to the frame, Esc: back) "), true, false).
+		AddPage("conns", boxed(v.Conns, " Connections (Enter: show only this one, f: follow, ←/→: scroll, Esc: back) "), true, false).
+		AddPage("findings", v.findPage, true, false).
 		AddPage("ladder", boxed(v.Ladder, " Ladder "), true, false)
 	v.Stats = tview.NewTextView().SetDynamicColors(true).SetWrap(false)
 	v.Stats.SetBorder(true).SetTitleAlign(tview.AlignLeft)
@@ -320,6 +326,40 @@ func (v *View) Table() *tview.Table {
 	return v.List
 }
 
+// ScrollTable scrolls the current screen's table (Connections, Findings)
+// by dx columns, for columns past the screen's right edge.
+func (v *View) ScrollTable(dx int) {
+	t := v.Table()
+	if t == v.List {
+		return
+	}
+	row, col := t.GetOffset()
+	t.SetOffset(row, min(max(col+dx, 0), max(t.GetColumnCount()-1, 0)))
+}
+
+// renderFindText shows the selected finding whole under the findings
+// table, whose Message column the screen's width cuts: "frame N, conn C:
+// severity code: message [ref]".
+func (v *View) renderFindText() {
+	x, i := v.St.X, v.St.FindSel
+	text := ""
+	if i >= 0 && i < x.NumFindings() {
+		ref := x.Finding(i)
+		c := model.FindingRow(ref, x.Record(ref.Rec))
+		text = "frame " + c[0] + ", conn " + c[3] + ": " + c[1] + " " + c[2] + ": " + c[4]
+	}
+	v.FindText.SetText(tview.Escape(text))
+	// As many lines as the text takes wrapped (words wrap a little
+	// shorter: a line's worth more), at most a third of the screen.
+	w := max(v.width, 20)
+	lines := (utf8.RuneCountInString(text)+w-1)/w + 1
+	sh := 24
+	if _, _, _, h := v.findPage.GetRect(); h > 0 {
+		sh = h
+	}
+	v.findPage.ResizeItem(v.FindText, min(lines, max(sh/3, 2)), 0)
+}
+
 // PageRows returns how many rows of the current screen's table are on
 // screen, for PgUp and PgDn.
 func (v *View) PageRows() int {
@@ -347,6 +387,7 @@ func (v *View) Render() {
 	case model.ScreenFindings:
 		page = "findings"
 		v.Findings.Select(st.FindSel+1, 0)
+		v.renderFindText()
 	case model.ScreenStats:
 		page = "stats"
 		v.renderStats()
