@@ -463,8 +463,12 @@ func (v *View) renderProgress() {
 }
 
 // progressBar draws the indexing progress: a bar of width cells and the
-// percentage.
+// percentage; for an input of unknown size (a pipe), the frames and
+// octets read so far instead.
 func progressBar(p model.Progress, width int) string {
+	if !p.Done && p.Total <= 0 {
+		return "indexing [lime]" + strconv.FormatUint(p.Frames, 10) + " frames, " + strconv.FormatFloat(float64(p.Read)/1e6, 'f', 1, 64) + " MB read[-]"
+	}
 	f := p.Fraction()
 	n := int(f*float64(width) + 0.5)
 	label := "indexing "

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/iwarpkit/iwarpkit/flows"
+	"github.com/iwarpkit/iwarpkit/internal/tui/model"
 )
 
 // TestArrowWidth: every ladder arrow is exactly the ladder's width, wide
@@ -94,5 +95,23 @@ func TestCut(t *testing.T) {
 	}
 	if e := escape("a [red] b"); e != "a [red[] b" {
 		t.Errorf("escape: %q", e)
+	}
+}
+
+// TestProgressBar: a file's indexing shows its share read; a pipe's, whose
+// size is unknown, the frames and octets read so far (it showed 0 % until
+// the end).
+func TestProgressBar(t *testing.T) {
+	for _, c := range []struct {
+		p    model.Progress
+		want string
+	}{
+		{model.Progress{Read: 50, Total: 200, Frames: 7}, "indexing [lime]█████[gray]░░░░░░░░░░░░░░░[-] 25%"},
+		{model.Progress{Read: 2_500_000, Frames: 1234}, "indexing [lime]1234 frames, 2.5 MB read[-]"},
+		{model.Progress{Read: 2_500_000, Frames: 1234, Done: true}, "indexed [lime]████████████████████[gray][-] 100%"},
+	} {
+		if got := progressBar(c.p, 20); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.p, got, c.want)
+		}
 	}
 }
