@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/iwarpkit/iwarpkit/dissect"
+	"github.com/iwarpkit/iwarpkit/format"
 )
 
 // ftype is how a field's values are compared.
@@ -38,9 +39,10 @@ type field struct {
 	derive derive
 	end    end
 	clk    clock // a time field's clock (derive dClock)
-	// when, for Wireshark's per-layer Terminate fields, is the Terminate
-	// they apply to (termAliases).
-	when termWhen
+	// when, for Wireshark's fields that exist on some headers only (the
+	// per-layer Terminate fields, termAliases; the atomic fields of some
+	// operations, atomicAliases), says whether a record has the field.
+	when func(kvs []format.KV) bool
 }
 
 // termWhen reports whether a per-layer Terminate field applies to a
@@ -74,6 +76,35 @@ var termAliases = [...]struct {
 	}},
 }
 
+// atomicAliases are Wireshark's fields of an Atomic Request header (RFC
+// 7306 §6.1), which tshark 4.0 names by operation: the first 16 octets
+// after the remote TO are add_data and add_mask for FetchAdd (0),
+// swap_data and swap_mask for CmpSwap (2), and compare_data and
+// compare_mask for any other operation (Swap among them); the next 16 are
+// compare_data and compare_mask for FetchAdd and CmpSwap, and not shown
+// for the others. (tshark -T fields on a capture of each operation.)
+var atomicAliases = [...]struct {
+	name, field string
+	ops         func(op uint64) bool
+}{
+	{"iwarp_rdma.atomic.add_data", "rdmap.atomic.add_swap_data", func(op uint64) bool { return op == 0 }},
+	{"iwarp_rdma.atomic.add_mask", "rdmap.atomic.add_swap_mask", func(op uint64) bool { return op == 0 }},
+	{"iwarp_rdma.atomic.swap_data", "rdmap.atomic.add_swap_data", func(op uint64) bool { return op == 2 }},
+	{"iwarp_rdma.atomic.swap_mask", "rdmap.atomic.add_swap_mask", func(op uint64) bool { return op == 2 }},
+	{"iwarp_rdma.atomic.compare_data", "rdmap.atomic.compare_data", func(op uint64) bool { return op == 0 || op == 2 }},
+	{"iwarp_rdma.atomic.compare_mask", "rdmap.atomic.compare_mask", func(op uint64) bool { return op == 0 || op == 2 }},
+	{"iwarp_rdma.atomic.compare_data", "rdmap.atomic.add_swap_data", func(op uint64) bool { return op != 0 && op != 2 }},
+	{"iwarp_rdma.atomic.compare_mask", "rdmap.atomic.add_swap_mask", func(op uint64) bool { return op != 0 && op != 2 }},
+}
+
+// atomicOp returns a test of an Atomic Request's operation.
+func atomicOp(ops func(uint64) bool) func(kvs []format.KV) bool {
+	return func(kvs []format.KV) bool {
+		v, ok := get(kvs, "rdmap.atomic.op")
+		return ok && v.Kind == format.KUint && ops(v.U)
+	}
+}
+
 // route is one place a field's values are found. path is looked up in the
 // record with format.Get semantics (flat dotted keys or nested objects);
 // when sub is set the value at path is a list of objects (or an object)
@@ -81,6 +112,7 @@ var termAliases = [...]struct {
 // to records of that type.
 type route struct {
 	path, sub, onlyType string
+	when                func(kvs []format.KV) bool // the route applies only where it holds (atomicAliases)
 }
 
 // extra is a record key that the dissect registry does not (yet) name: the
@@ -147,6 +179,9 @@ var markerKeys = [...]struct {
 // shorthand returns the record-type shorthand a bare name stands for
 // (Wireshark's protocol names iwarp_mpa, iwarp_ddp, iwarp_rdma included).
 func shorthand(name string) (string, bool) {
+	if _, ok := subtrees[name]; ok {
+		return name, true
+	}
 	if c := dissect.Canonical(name); c != "" {
 		name = c
 	}
@@ -239,8 +274,24 @@ func resolve(name string) (*field, bool) {
 func named(name string) (*field, bool) {
 	for _, a := range termAliases {
 		if a.name == name {
-			return &field{name: a.name, typ: fNum, hex: true, bits: 8, routes: []route{{path: a.field}}, when: a.when}, true
+			return &field{name: a.name, typ: fNum, hex: true, bits: 8, routes: []route{{path: a.field}}, when: a.when.holds}, true
 		}
+	}
+	// An atomic field is one of two registry fields, by operation: a
+	// route each, with its own condition.
+	var atomic *field
+	for _, a := range atomicAliases {
+		if a.name != name {
+			continue
+		}
+		f, _ := dissect.Lookup(a.field)
+		if atomic == nil {
+			atomic = &field{name: a.name, typ: fNum, hex: f.Type == dissect.TypeHex, bits: f.Bits}
+		}
+		atomic.routes = append(atomic.routes, route{path: a.field, when: atomicOp(a.ops)})
+	}
+	if atomic != nil {
+		return atomic, true
 	}
 	if f, ok := dissect.Lookup(name); ok {
 		return fromRegistry(f), true

@@ -64,7 +64,10 @@ func unread(n node, omit format.Omit) format.Omit {
 	case *notNode:
 		return unread(n.x, omit)
 	case *kindNode:
-		return omit &^ format.Reads("type") &^ format.Reads("ddp.t") &^ format.Reads("rdmap.opcode")
+		for _, k := range n.reads() {
+			omit &^= format.Reads(k)
+		}
+		return omit
 	case *test:
 		for _, r := range n.f.routes {
 			omit &^= format.Reads(r.path)
@@ -96,7 +99,11 @@ func reads(n node, key string) bool {
 	case *notNode:
 		return reads(n.x, key)
 	case *kindNode:
-		return under("type", key) || under("ddp.t", key) || under("rdmap.opcode", key)
+		for _, k := range n.reads() {
+			if under(k, key) {
+				return true
+			}
+		}
 	case *test:
 		if n.f.readsKey(key) {
 			return true // an endpoint or time field, read from the record

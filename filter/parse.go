@@ -138,8 +138,8 @@ func (p *parser) test(name token) (node, error) {
 		return &test{f: f, op: opPresent}, nil
 	}
 	if k, ok := shorthand(name.text); ok && k != "conn" {
-		if k == "mpa" || k == "ddp" || k == "rdmap" {
-			return nil, errAt(name.pos, strconv.Quote(name.text)+" is a protocol: it can only be tested for presence")
+		if _, sub := subtrees[k]; sub || k == "mpa" || k == "ddp" || k == "rdmap" {
+			return nil, errAt(name.pos, strconv.Quote(name.text)+" is a protocol or a header: it can only be tested for presence")
 		}
 		return nil, errAt(name.pos, strconv.Quote(name.text)+` is a record type, not a field: write it alone, or compare type == "`+k+`"`)
 	}

@@ -77,6 +77,19 @@ var tsharkCases = []tsharkCase{
 	{file: "term_badwrite.pcap", ws: "iwarp_ddp.stag == 0x07bf1600", ours: "ddp.stag == 0x07bf1600"},
 	{file: "p2p_rtr1_rping.pcap", ws: "iwarp_ddp.stag == 1 && iwarp_mpa.ulpdulength == 14", ours: "ddp.stag == 1 && mpa.ulpdu_len == 14"},
 	{file: "p2p_rtr2_rping.pcap", ws: "iwarp_rdma.rdmardsz == 0", ours: "rdmap.read.size == 0 && rdmap.read.src_stag == 1"},
+	// Wireshark's header subtrees, tested for presence.
+	{file: "crc_v2_rping.pcap", ws: "iwarp_mpa.req"},
+	{file: "crc_v2_rping.pcap", ws: "iwarp_mpa.rep || iwarp_mpa.key.req"},
+	{file: "crc_v2_rping.pcap", ws: "iwarp_mpa.key.rep"},
+	{file: "crc_v2_rping.pcap", ws: "iwarp_mpa.fpdu", ours: "fpdu"},
+	{file: "crc_v2_iwtest_ops.pcap", ws: "iwarp_ddp.tagged"},
+	{file: "crc_v2_iwtest_ops.pcap", ws: "iwarp_ddp.untagged && !iwarp_ddp.tagged"},
+	{file: "crc_v2_iwtest_ops.pcap", ws: "iwarp_ddp.control_field && iwarp_rdma.control_field"},
+	{file: "../synth/terminate-rdmap.pcap", ws: "iwarp_rdma.term_ctrl"},
+	{file: "../synth/terminate-ddp.pcap", ws: "iwarp_rdma.term_hdrct && iwarp_ddp.untagged"},
+	// Atomic fields named by operation (atomicAliases).
+	{file: "../synth/rfc7306.pcap", ws: "iwarp_rdma.atomic.swap_data == 7 && iwarp_rdma.atomic.compare_data == 42"},
+	{file: "../synth/rfc7306.pcap", ws: "iwarp_rdma.atomic.add_data == 5 && !iwarp_rdma.atomic.swap_mask"},
 	// The endpoint fields (endpoints.go), IPv4 and IPv6, with subnets,
 	// sets and ranges, selecting the same frames as tshark's ip.*, ipv6.*
 	// and tcp.* fields.

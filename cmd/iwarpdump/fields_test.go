@@ -36,6 +36,8 @@ var fieldAliases = []struct{ name, cmp string }{
 	{"iwarp_rdma.atomic.opcode", ""}, {"iwarp_rdma.atomic.request_identifier", ""},
 	{"iwarp_rdma.atomic.remote_stag", "num"}, {"iwarp_rdma.atomic.remote_tagged_offset", "num"},
 	{"iwarp_rdma.atomic.original_request_identifier", ""}, {"iwarp_rdma.atomic.original_remote_data_value", ""},
+	{"iwarp_rdma.atomic.add_data", ""}, {"iwarp_rdma.atomic.add_mask", ""}, {"iwarp_rdma.atomic.swap_data", ""},
+	{"iwarp_rdma.atomic.swap_mask", ""}, {"iwarp_rdma.atomic.compare_data", ""}, {"iwarp_rdma.atomic.compare_mask", ""},
 	{"ip.src", "set"}, {"ip.dst", "set"}, {"ipv6.src", "set"}, {"tcp.srcport", "set"}, {"tcp.dstport", "set"},
 	{"tcp.stream", "set"},
 }
@@ -61,6 +63,7 @@ func TestFieldsAsTshark(t *testing.T) {
 		files = append(files, "../../testdata/synth/"+f+".pcap")
 	}
 	files = append(files, otherTerminates(t)...)
+	files = append(files, atomicOps(t))
 	targs := []string{"-Y", "iwarp_ddp_rdmap", "-T", "fields", "-e", "frame.number", "-e", "frame.cap_len", "-e", "frame.len"}
 	oargs := []string{"-Y", "fpdu", "-T", "fields", "-E", "occurrence=l", "-e", "frames", "-e", "rdmap.term.siw_layout"}
 	for _, a := range fieldAliases {
@@ -175,6 +178,41 @@ func otherTerminates(t *testing.T) []string {
 		files = append(files, f)
 	}
 	return files
+}
+
+// atomicOps writes a capture of an Atomic Request of each operation (RFC
+// 7306 §6.1: FetchAdd, Swap, CmpSwap) and of two no RFC defines, each
+// with its response: the rfc7306 scenario with its atomics replaced.
+// tshark names their data fields by operation (filter's atomicAliases).
+func atomicOps(t *testing.T) string {
+	t.Helper()
+	sc, ok := synth.Named("rfc7306", 1)
+	if !ok {
+		t.Fatal("no scenario rfc7306")
+	}
+	c := &sc.Conns[0]
+	var ops []synth.Op
+	for _, op := range c.Ops {
+		if op.Kind != synth.Atomic {
+			ops = append(ops, op)
+		}
+	}
+	for i, op := range []rdmap.AtomicOp{rdmap.AtomicFetchAdd, rdmap.AtomicSwap, rdmap.AtomicCmpSwap, 3, 15} {
+		ops = append(ops, synth.Op{Dir: synth.I2R, Kind: synth.Atomic,
+			AtomicReq: rdmap.AtomicRequest{Op: op, ReqID: uint32(i + 1), RemoteSTag: 0x61, RemoteTO: 0x1000 + 8*uint64(i),
+				AddSwapData: 5 + uint64(i), AddSwapMask: 0xff << i, CompareData: 9 + uint64(i), CompareMask: 0xf0 << i},
+			AtomicResp: rdmap.AtomicResponse{ReqID: uint32(i + 1), OrigValue: 42}})
+	}
+	c.Ops = ops
+	var b bytes.Buffer
+	if _, err := synth.Generate(sc, &b, nil); err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), "atomics.pcap")
+	if err := os.WriteFile(f, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 // numbers rewrites comma-separated numbers (decimal or 0x hex) in decimal.
