@@ -81,9 +81,12 @@ var endpointFields = [...]struct {
 func endpointField(name string) (*field, bool) {
 	for _, e := range endpointFields {
 		if e.name == name {
-			f := &field{name: e.name, typ: fNum, derive: e.d, end: e.end}
-			if e.d == dIP4 || e.d == dIP6 {
+			f := &field{name: e.name, typ: fNum, derive: e.d, end: e.end, unsigned: true}
+			switch e.d {
+			case dIP4, dIP6:
 				f.typ = fAddr
+			case dTCP, dSCTP:
+				f.bits = 16
 			}
 			return f, true
 		}

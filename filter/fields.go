@@ -27,13 +27,16 @@ var ftypeNames = [...]string{"protocol", "boolean", "number", "string", "bytes",
 // field is a resolved field name: how to find its values in a record and
 // how to compare them.
 type field struct {
-	name   string // canonical name, as String prints it
-	typ    ftype  // the type of the value, or of each element of a list
-	hex    bool   // numbers print in hexadecimal
-	bits   uint8  // a hex number's width (dissect.Field.Bits; 0: unknown)
-	list   bool   // the value is a list; comparisons look at its elements
-	open   bool   // an object whose members are not in the registry: any dotted member is accepted
-	routes []route
+	name string // canonical name, as String prints it
+	typ  ftype  // the type of the value, or of each element of a list
+	hex  bool   // numbers print in hexadecimal
+	bits uint8  // a hex number's width (dissect.Field.Bits; 0: unknown), or a port's (16)
+	// unsigned: a wire field (the registry's numbers, ports, tcp.stream);
+	// a literal past bits is an error, as tshark's.
+	unsigned bool
+	list     bool // the value is a list; comparisons look at its elements
+	open     bool // an object whose members are not in the registry: any dotted member is accepted
+	routes   []route
 	// derive, when set, is an endpoint field (endpoints.go): its values
 	// come from the record's endpoints, not from routes.
 	derive derive
@@ -199,9 +202,9 @@ func fromRegistry(f dissect.Field) *field {
 	case dissect.TypeBool:
 		r.typ = fBool
 	case dissect.TypeUint:
-		r.typ = fNum
+		r.typ, r.unsigned = fNum, true
 	case dissect.TypeHex:
-		r.typ, r.hex, r.bits = fNum, true, f.Bits
+		r.typ, r.hex, r.bits, r.unsigned = fNum, true, f.Bits, true
 	case dissect.TypeString:
 		r.typ = fString
 	case dissect.TypeBytes:

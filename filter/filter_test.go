@@ -308,6 +308,11 @@ func TestSyntaxErrors(t *testing.T) {
 		{"ddp.stag == \"abc\"", 12, `ddp.stag is a number field; "abc" is a string`},
 		{"ddp.stag == abc", 12, `"abc" is not a number`},
 		{"ddp.stag == 0x1ffffffffffffffff", 12, "out of range"},
+		// Past the field's width, as tshark says ("70000" too big for
+		// this field, maximum 65535).
+		{"tcp.port == 70000", 12, "70000 is too big for tcp.port (at most 65535)"},
+		{"tcp.srcport in {1..65536}", 19, "too big for tcp.srcport"},
+		{"ddp.stag == 0x100000000", 12, "too big for ddp.stag (at most 4294967295)"},
 		{"rdmap.name == Send", 14, `put the value in double quotes ("Send")`},
 		{`mpa.crc_status == bad`, 18, "double quotes"},
 		{"ddp.t == yes", 9, "use true, false, 1 or 0"},

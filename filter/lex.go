@@ -33,7 +33,7 @@ const (
 	opEq                 // == eq any_eq: any value equal
 	opNe                 // != ne all_ne: present and no value equal
 	opAllEq              // === all_eq: present and every value equal
-	opAnyNe              // !== any_ne: some value not equal
+	opAnyNe              // !== ~= any_ne: some value not equal
 	opLt                 // <
 	opLe                 // <=
 	opGt                 // >
@@ -121,6 +121,8 @@ func lex(src string) ([]token, error) {
 			simple(tOp, opAllEq, 3)
 		case strings.HasPrefix(src[i:], "!=="):
 			simple(tOp, opAnyNe, 3)
+		case two == "~=":
+			simple(tOp, opAnyNe, 2) // Wireshark 3.6's any_ne, still read by 4.0
 		case two == "==":
 			simple(tOp, opEq, 2)
 		case two == "!=":

@@ -336,6 +336,11 @@ func value(f *field, v token, o op) (lit, error) {
 			return lit{}, errAt(v.pos, f.name+" is "+article(f)+"; "+strconv.Quote(w)+" is not a number")
 		}
 		l.num, l.neg, l.u = true, neg, u
+		// Past the field's width, tshark says "too big for this field"
+		// (a negative number it takes, and it matches nothing).
+		if f.unsigned && !neg && f.bits > 0 && f.bits < 64 && u>>f.bits != 0 {
+			return lit{}, errAt(v.pos, w+" is too big for "+f.name+" (at most "+strconv.FormatUint(1<<f.bits-1, 10)+")")
+		}
 	case fBool:
 		if !isBool {
 			return lit{}, errAt(v.pos, f.name+" is "+article(f)+": use true, false, 1 or 0")

@@ -77,6 +77,8 @@ var tsharkCases = []tsharkCase{
 	{file: "term_badwrite.pcap", ws: "iwarp_ddp.stag == 0x07bf1600", ours: "ddp.stag == 0x07bf1600"},
 	{file: "p2p_rtr1_rping.pcap", ws: "iwarp_ddp.stag == 1 && iwarp_mpa.ulpdulength == 14", ours: "ddp.stag == 1 && mpa.ulpdu_len == 14"},
 	{file: "p2p_rtr2_rping.pcap", ws: "iwarp_rdma.rdmardsz == 0", ours: "rdmap.read.size == 0 && rdmap.read.src_stag == 1"},
+	{file: "crc_v2_rping.pcap", ws: "iwarp_ddp.msn ~= 1", ours: "ddp.msn !== 1"},
+	{file: "crc_v2_rping.pcap", ws: "iwarp_ddp.msn ~= 1"},
 	// Wireshark's header subtrees, tested for presence.
 	{file: "crc_v2_rping.pcap", ws: "iwarp_mpa.req"},
 	{file: "crc_v2_rping.pcap", ws: "iwarp_mpa.rep || iwarp_mpa.key.req"},
