@@ -126,7 +126,6 @@ type Decoder struct {
 	scanIdle    bool   // tests: find the connection to evict by looking at every one
 	noEmbryo    bool   // tests: make a connection at its SYN (embryo.go)
 	unordered   uint64 // records emitted past Options.MaxHeld (Unordered)
-	fragments   uint64 // IP fragments seen, not reassembled (Fragments)
 	workers     int    // the workers of its Parallel, 1 for a single Decoder (maxEmbryos)
 	// packs are the conn records of the reset connections retired
 	// (settle.go), packed (retired.go) and sorted by frame; lazy, from
@@ -585,13 +584,6 @@ func (d *Decoder) ReleaseBefore(t time.Time) {
 // about an earlier frame still to come (the record of a message, which
 // is about its first frame, open all the while).
 func (d *Decoder) Unordered() uint64 { return d.unordered }
-
-// Fragments returns how many IP fragments were seen (RFC 791 §3.2, RFC
-// 8200 §4.5). They are not reassembled: the octets of a TCP segment sent
-// in fragments are missing from its stream, reported as a tcp.gap. (Linux
-// sends TCP with Don't Fragment set; a capture where TCP was fragmented
-// is rare, and iwarpdump says how many fragments it left.)
-func (d *Decoder) Fragments() uint64 { return d.fragments }
 
 // push queues a record for ordered release.
 func (d *Decoder) push(r *Record) {

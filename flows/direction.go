@@ -899,7 +899,6 @@ func (d *direction) emitFPDU(s uint64, have []byte, wire, ulen int, crc crcState
 			}
 		}
 	}
-	fr.CRCCut = false
 	if complete {
 		fr.CRC = binary.LittleEndian.Uint32(have[wire-mpa.CRCLen:])
 		switch {
@@ -916,13 +915,7 @@ func (d *direction) emitFPDU(s uint64, have []byte, wire, ulen int, crc crcState
 					hex32(bits.ReverseBytes32(mpa.CRC32C(have[:wire-mpa.CRCLen])))+" (as sent on the wire, first octet first)", "RFC 5044 §4.1", rec.Frame)
 		}
 	} else {
-		// The field is read when the capture holds it, though the
-		// octets it covers are not all there to check it.
-		fr.CRCStatus, fr.CRC = CRCIncomplete, 0
-		e := s + uint64(wire)
-		if fr.CRCCut = len(have) < wire || d.overlapsHole(e-mpa.CRCLen, e); !fr.CRCCut {
-			fr.CRC = binary.LittleEndian.Uint32(have[wire-mpa.CRCLen:])
-		}
+		fr.CRCStatus, fr.CRC, fr.CRCCut = d.incompleteCRC(s, have, wire)
 	}
 
 	// The ULPDU: the DDP segment (RFC 5041) and its RDMAP header (RFC 5040).
@@ -1152,4 +1145,21 @@ func hex32(v uint32) string {
 		v >>= 4
 	}
 	return string(b[:])
+}
+
+// incompleteCRC is the CRC verdict on the FPDU at stream offset s of wire
+// length wire whose octets were not all captured (have holds a prefix of
+// them): its CRC field when the capture holds it, though the octets it
+// covers are not all there to check it, or cut. A helper of emitFPDU's,
+// so that emitFPDU's lines, to which default.pgo keys its call sites,
+// stay where they were (the profile lost to moved lines cost -q -z conn
+// 10 %), and not inlined: inlined, it made emitFPDU's code 5 % slower.
+//
+//go:noinline
+func (d *direction) incompleteCRC(s uint64, have []byte, wire int) (CRCStatus, uint32, bool) {
+	e := s + uint64(wire)
+	if len(have) < wire || d.overlapsHole(e-mpa.CRCLen, e) {
+		return CRCIncomplete, 0, true
+	}
+	return CRCIncomplete, binary.LittleEndian.Uint32(have[wire-mpa.CRCLen:]), false
 }

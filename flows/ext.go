@@ -70,11 +70,7 @@ func (d *Decoder) otherPacket(p *capture.Packet) {
 	case capture.KindIB:
 		d.ibPacket(p)
 	case capture.KindOther:
-		if p.Fragment {
-			d.fragments++
-			return
-		}
-		if !p.Src.IsValid() {
+		if p.Fragment || !p.Src.IsValid() {
 			return
 		}
 		if _, l4, proto, ok := findIP(p); ok && proto == sctp.IPProto {

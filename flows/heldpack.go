@@ -212,8 +212,7 @@ func readHeld(p []byte, box *fpduBox) (*Record, error) {
 	hb := rd.Bytes(4)
 	h := &f.Seg.DDP
 	f.CRCStatus, h.Rsvd, h.DV, h.ULPCtrl = CRCStatus(hb[0]), hb[1], hb[2], hb[3]
-	h.T, h.L = fl&heldT != 0, fl&heldL != 0
-	f.CRCCut = fl&heldCRCCut != 0
+	h.T, h.L, f.CRCCut = fl&heldT != 0, fl&heldL != 0, fl&heldCRCCut != 0
 	h.STag = uint32(rd.Uvarint())
 	h.TO = rd.Uvarint()
 	h.ULPRsvd, h.QN, h.MSN, h.MO = uint32(rd.Uvarint()), uint32(rd.Uvarint()), uint32(rd.Uvarint()), uint32(rd.Uvarint())

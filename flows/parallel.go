@@ -831,16 +831,6 @@ func (p *Parallel) merge() {
 // same records, so the output is the same. Call it after Close.
 func (p *Parallel) Unordered() uint64 { return p.unordered }
 
-// Fragments returns how many IP fragments the workers saw, as
-// Decoder.Fragments does. Call it after Close.
-func (p *Parallel) Fragments() uint64 {
-	var n uint64
-	for _, w := range p.workers {
-		n += w.dec.fragments
-	}
-	return n
-}
-
 // SpillErr returns the error that lost packed conn records of retired
 // connections, as Decoder.SpillErr does. Call it after Close.
 func (p *Parallel) SpillErr() error { return p.spillErr }

@@ -287,7 +287,6 @@ type Collector struct {
 
 	maxFindings int
 	maxConns    int
-	damage      string      // InputDamaged
 	shared      *partShared // what the Partials of Local read
 	noTimeline  bool        // NoTimeline
 	opPool      opPool      // dense opcode histograms for reuse
@@ -310,6 +309,8 @@ type Collector struct {
 	strs       []string     // states and check families of packed rows
 	spareRows  []*connStats // rows dropped by packRow, for revive
 	keepRows   bool         // tests: pack no row
+
+	damage string // InputDamaged (last, not to move the hot fields above)
 }
 
 // NewCollector returns an empty Collector.
