@@ -55,54 +55,6 @@ func (n *kindNode) eval(e env) bool {
 	return recType(kvs) == n.name
 }
 
-// reads returns the record keys eval looks at.
-func (n *kindNode) reads() []string {
-	if st, ok := subtrees[n.name]; ok {
-		return st.reads
-	}
-	return []string{"type", "ddp.t", "rdmap.opcode"}
-}
-
-// subtree is one of Wireshark's header subtrees (FT_NONE fields, or
-// octets iwarpkit does not keep): true for a record that has the header.
-type subtree struct {
-	reads []string // the keys has looks at
-	has   func(kvs []format.KV) bool
-}
-
-// subtrees are Wireshark's names of header subtrees, tested for presence
-// as tshark tests them (checked with tshark -Y on the bundled captures).
-var subtrees = map[string]subtree{
-	"iwarp_mpa.req":            {[]string{"type", "kind"}, func(kvs []format.KV) bool { return mpaKind(kvs) == "request" }},
-	"iwarp_mpa.key.req":        {[]string{"type", "kind"}, func(kvs []format.KV) bool { return mpaKind(kvs) == "request" }},
-	"iwarp_mpa.rep":            {[]string{"type", "kind"}, func(kvs []format.KV) bool { return mpaKind(kvs) == "reply" }},
-	"iwarp_mpa.key.rep":        {[]string{"type", "kind"}, func(kvs []format.KV) bool { return mpaKind(kvs) == "reply" }},
-	"iwarp_mpa.fpdu":           {[]string{"type"}, func(kvs []format.KV) bool { return recType(kvs) == "fpdu" }},
-	"iwarp_ddp.control_field":  {[]string{"ddp.t"}, func(kvs []format.KV) bool { return hasKey(kvs, "ddp.t") }},
-	"iwarp_ddp.tagged":         {[]string{"ddp.t"}, func(kvs []format.KV) bool { return boolKey(kvs, "ddp.t", true) }},
-	"iwarp_ddp.untagged":       {[]string{"ddp.t"}, func(kvs []format.KV) bool { return boolKey(kvs, "ddp.t", false) }},
-	"iwarp_rdma.control_field": {[]string{"rdmap.opcode"}, func(kvs []format.KV) bool { return hasKey(kvs, "rdmap.opcode") }},
-	"iwarp_rdma.term_ctrl":     {[]string{"rdmap.term"}, func(kvs []format.KV) bool { return hasKey(kvs, "rdmap.term") }},
-	"iwarp_rdma.term_hdrct":    {[]string{"rdmap.term"}, func(kvs []format.KV) bool { return hasKey(kvs, "rdmap.term") }},
-}
-
-// mpaKind returns an MPA Request's or Reply's kind, or "".
-func mpaKind(kvs []format.KV) string {
-	if recType(kvs) != "mpa" {
-		return ""
-	}
-	if v, ok := get(kvs, "kind"); ok && v.Kind == format.KString {
-		return v.S
-	}
-	return ""
-}
-
-// boolKey reports whether kvs has key k with the boolean value b.
-func boolKey(kvs []format.KV, k string, b bool) bool {
-	v, ok := get(kvs, k)
-	return ok && v.Kind == format.KBool && v.B == b
-}
-
 func recType(kvs []format.KV) string {
 	for i := range kvs {
 		if kvs[i].Key == "type" && kvs[i].Val.Kind == format.KString {
@@ -443,4 +395,52 @@ func get(kvs []format.KV, path string) (format.Value, bool) {
 		}
 	}
 	return format.Value{}, false
+}
+
+// reads returns the record keys eval looks at.
+func (n *kindNode) reads() []string {
+	if st, ok := subtrees[n.name]; ok {
+		return st.reads
+	}
+	return []string{"type", "ddp.t", "rdmap.opcode"}
+}
+
+// subtree is one of Wireshark's header subtrees (FT_NONE fields, or
+// octets iwarpkit does not keep): true for a record that has the header.
+type subtree struct {
+	reads []string // the keys has looks at
+	has   func(kvs []format.KV) bool
+}
+
+// subtrees are Wireshark's names of header subtrees, tested for presence
+// as tshark tests them (checked with tshark -Y on the bundled captures).
+var subtrees = map[string]subtree{
+	"iwarp_mpa.req":            {[]string{"type", "kind"}, func(kvs []format.KV) bool { return mpaKind(kvs) == "request" }},
+	"iwarp_mpa.key.req":        {[]string{"type", "kind"}, func(kvs []format.KV) bool { return mpaKind(kvs) == "request" }},
+	"iwarp_mpa.rep":            {[]string{"type", "kind"}, func(kvs []format.KV) bool { return mpaKind(kvs) == "reply" }},
+	"iwarp_mpa.key.rep":        {[]string{"type", "kind"}, func(kvs []format.KV) bool { return mpaKind(kvs) == "reply" }},
+	"iwarp_mpa.fpdu":           {[]string{"type"}, func(kvs []format.KV) bool { return recType(kvs) == "fpdu" }},
+	"iwarp_ddp.control_field":  {[]string{"ddp.t"}, func(kvs []format.KV) bool { return hasKey(kvs, "ddp.t") }},
+	"iwarp_ddp.tagged":         {[]string{"ddp.t"}, func(kvs []format.KV) bool { return boolKey(kvs, "ddp.t", true) }},
+	"iwarp_ddp.untagged":       {[]string{"ddp.t"}, func(kvs []format.KV) bool { return boolKey(kvs, "ddp.t", false) }},
+	"iwarp_rdma.control_field": {[]string{"rdmap.opcode"}, func(kvs []format.KV) bool { return hasKey(kvs, "rdmap.opcode") }},
+	"iwarp_rdma.term_ctrl":     {[]string{"rdmap.term"}, func(kvs []format.KV) bool { return hasKey(kvs, "rdmap.term") }},
+	"iwarp_rdma.term_hdrct":    {[]string{"rdmap.term"}, func(kvs []format.KV) bool { return hasKey(kvs, "rdmap.term") }},
+}
+
+// mpaKind returns an MPA Request's or Reply's kind, or "".
+func mpaKind(kvs []format.KV) string {
+	if recType(kvs) != "mpa" {
+		return ""
+	}
+	if v, ok := get(kvs, "kind"); ok && v.Kind == format.KString {
+		return v.S
+	}
+	return ""
+}
+
+// boolKey reports whether kvs has key k with the boolean value b.
+func boolKey(kvs []format.KV, k string, b bool) bool {
+	v, ok := get(kvs, k)
+	return ok && v.Kind == format.KBool && v.B == b
 }
