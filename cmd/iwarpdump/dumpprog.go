@@ -50,9 +50,14 @@ func (l *liveFlags) dumpProgram(level int, files, args []string, stdout, stderr 
 	case l.iface == "any":
 		lt = layers.LinkTypeLinuxSLL
 	case l.iface != "":
+		iface, err := ifaceName(l.iface, true)
+		if err != nil {
+			fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
+			return 2
+		}
 		// Linux's ARPHRD type: 65534 (ARPHRD_NONE, a tun device) carries
 		// raw IP; Ethernet and loopback are Ethernet for libpcap.
-		if b, err := os.ReadFile("/sys/class/net/" + l.iface + "/type"); err == nil && strings.TrimSpace(string(b)) == "65534" {
+		if b, err := os.ReadFile("/sys/class/net/" + iface + "/type"); err == nil && strings.TrimSpace(string(b)) == "65534" {
 			lt = layers.LinkTypeRaw
 		}
 	}

@@ -149,6 +149,33 @@ func parseFileSize(s string) (int64, error) {
 	return int64(v * mult), nil
 }
 
+// ifaceName resolves -i: a number from -D to its interface's name, a
+// name as it is. With known, a name must be one of the interfaces -D
+// lists, as tcpdump -d checks it ("No such device exists"); a live capture
+// finds out by opening it.
+func ifaceName(s string, known bool) (string, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil && !known {
+		return s, nil
+	}
+	ifs, lerr := live.Interfaces()
+	if err == nil {
+		if n < 1 || n > len(ifs) {
+			return "", fmt.Errorf("interface number %d out of range (see -D)", n)
+		}
+		return ifs[n-1].Name, nil
+	}
+	if lerr != nil {
+		return s, nil // nothing to check against: the capture says
+	}
+	for _, ifc := range ifs {
+		if ifc.Name == s {
+			return s, nil
+		}
+	}
+	return "", fmt.Errorf("%s: no such interface (see -D)", s)
+}
+
 // writerOptions builds the -w options for link type lt.
 func (l *liveFlags) writerOptions(lt layers.LinkType, snaplen int, iface string) (pcapwriter.Options, error) {
 	size, err := parseFileSize(l.fileSize)
@@ -216,13 +243,9 @@ func openLive(ctx context.Context, l *liveFlags, args []string, stderr io.Writer
 		fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
 		return nil, 2
 	}
-	iface := l.iface
-	if n, err := strconv.Atoi(iface); err == nil {
-		ifs, _ := live.Interfaces()
-		if n < 1 || n > len(ifs) {
-			return fail(fmt.Errorf("interface number %d out of range (see -D)", n))
-		}
-		iface = ifs[n-1].Name
+	iface, err := ifaceName(l.iface, false)
+	if err != nil {
+		return fail(err)
 	}
 	text, err := l.filterText(args)
 	if err != nil {

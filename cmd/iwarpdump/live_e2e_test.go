@@ -632,13 +632,19 @@ func TestLiveSIGTERMAndCount(t *testing.T) {
 	checkDecode(t, s, d.stdout.Bytes())
 	stats(t, d.errText())
 
-	d = e.start(t, "-i", e.ifA, "-c", "5", "tcp port 7174")
+	// A JUnit report of a live capture names the interface (it was
+	// "iwarpdump ", the files' names being none).
+	junit := filepath.Join(t.TempDir(), "live.xml")
+	d = e.start(t, "-i", e.ifA, "-c", "5", "--report", "junit:"+junit, "tcp port 7174")
 	e.exchange(t, s)
 	if code := d.wait(t); code != 0 {
 		t.Fatalf("-c 5: exit %d\n%s", code, d.errText())
 	}
 	if c, _, _ := stats(t, d.errText()); c != 5 {
 		t.Errorf("-c 5: %d packets captured", c)
+	}
+	if b, err := os.ReadFile(junit); err != nil || !strings.Contains(string(b), `name="iwarpdump -i `+e.ifA+`"`) {
+		t.Errorf("the JUnit report does not name the interface (%v):\n%s", err, b)
 	}
 }
 

@@ -378,6 +378,18 @@ func TestDumpProgram(t *testing.T) {
 	}
 }
 
+// TestDumpProgramIface: -d for an interface that does not exist fails, as
+// tcpdump -d -i does ("No such device exists"); it printed Ethernet's
+// program. An interface -D lists, by name or number, gives its program.
+func TestDumpProgramIface(t *testing.T) {
+	if code, out, errs := runCmd(t, nil, "-d", "-i", "nosuch0", "tcp"); code != 2 || out != "" || !strings.Contains(errs, "nosuch0: no such interface") {
+		t.Errorf("-d -i nosuch0: exit %d, out %q, err %q", code, out, errs)
+	}
+	if code, out, errs := runCmd(t, nil, "-d", "-i", "lo", "tcp"); code != 0 || !strings.HasPrefix(out, "(000) ") {
+		t.Errorf("-d -i lo: exit %d, out %q, err %q", code, out, errs)
+	}
+}
+
 func mustOpen(t *testing.T, path string) *capture.Source {
 	t.Helper()
 	src, err := capture.Open(path)

@@ -617,7 +617,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		for _, r := range reports {
 			kind, path, _ := strings.Cut(r, ":")
-			if err := writeReport(coll, kind, path, files); err != nil {
+			if err := writeReport(coll, kind, path, files, live.iface); err != nil {
 				fmt.Fprintf(stderr, "iwarpdump: --report %s: %v\n", r, err)
 				return 1
 			}
@@ -742,9 +742,13 @@ func underFaults(f func()) (fault error) {
 	return nil
 }
 
-// writeReport writes one CI report file.
-func writeReport(c *report.Collector, kind, path string, files []string) error {
+// writeReport writes one CI report file, of the -r files or of a live
+// capture on iface.
+func writeReport(c *report.Collector, kind, path string, files []string, iface string) error {
 	capturePath := strings.Join(files, " ")
+	if len(files) == 0 && iface != "" {
+		capturePath = "-i " + iface // the JUnit suites' package and the HTML title; SARIF has no artifact
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err
