@@ -487,24 +487,10 @@ func appendConnLine(dst []byte, s *flows.ConnSummary) []byte {
 	} else if s.Midstream {
 		dst = append(dst, ", mid-stream (no MPA exchange captured)"...)
 	}
-	dst = append(dst, ", CRC "...)
-	dst = append(dst, onOff(s.CRC)...)
-	switch {
-	case s.InitiatorKnown:
-		dst = append(dst, ", markers i2r "...)
-		dst = append(dst, onOff(s.MarkersI2R)...)
-		dst = append(dst, " r2i "...)
-		dst = append(dst, onOff(s.MarkersR2I)...)
-	case s.MarkersI2R && s.MarkersR2I:
-		dst = append(dst, ", markers both ways"...)
-	case s.MarkersI2R:
-		dst = append(dst, ", markers only from "...)
-		dst = append(dst, s.A.String()...)
-	case s.MarkersR2I:
-		dst = append(dst, ", markers only from "...)
-		dst = append(dst, s.B.String()...)
-	default:
-		dst = append(dst, ", markers off"...)
+	// CRC and markers as -z conn shows them: known from the MPA exchange
+	// or from the FPDUs, not for a connection that never carried one.
+	if s.HaveRequest || s.HaveReply || s.FPDUs > 0 {
+		dst = appendCRCMarkers(dst, s)
 	}
 	if s.Enhanced {
 		dst = appendIRDORD(dst, uint64(s.IRD), uint64(s.ORD))
@@ -797,4 +783,29 @@ func appendIRDORD(dst []byte, ird, ord uint64) []byte {
 	dst = strconv.AppendUint(dst, ird, 10)
 	dst = append(dst, " ORD "...)
 	return strconv.AppendUint(dst, ord, 10)
+}
+
+// appendCRCMarkers appends a conn line's CRC and markers: per direction
+// with the initiator known, else between the endpoints as A and B are.
+func appendCRCMarkers(dst []byte, s *flows.ConnSummary) []byte {
+	dst = append(dst, ", CRC "...)
+	dst = append(dst, onOff(s.CRC)...)
+	switch {
+	case s.InitiatorKnown:
+		dst = append(dst, ", markers i2r "...)
+		dst = append(dst, onOff(s.MarkersI2R)...)
+		dst = append(dst, " r2i "...)
+		dst = append(dst, onOff(s.MarkersR2I)...)
+	case s.MarkersI2R && s.MarkersR2I:
+		dst = append(dst, ", markers both ways"...)
+	case s.MarkersI2R:
+		dst = append(dst, ", markers only from "...)
+		dst = append(dst, s.A.String()...)
+	case s.MarkersR2I:
+		dst = append(dst, ", markers only from "...)
+		dst = append(dst, s.B.String()...)
+	default:
+		dst = append(dst, ", markers off"...)
+	}
+	return dst
 }

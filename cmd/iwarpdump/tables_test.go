@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/iwarpkit/iwarpkit/internal/testutil"
 	"github.com/iwarpkit/iwarpkit/synth"
 )
 
@@ -40,6 +42,38 @@ func TestTablesAfterLines(t *testing.T) {
 				t.Fatalf("%s -j %s: the lines and tables (%d octets) are not the lines (%d) and then -q's tables (%d)",
 					filepath.Base(f), j, len(both), len(lines), len(alone))
 			}
+		}
+	}
+}
+
+// TestConnLineCRCAsTable: a conn line says CRC and markers where -z conn
+// shows them, from the MPA exchange or the FPDUs, and not for a connection
+// that never carried one (a refused or unanswered connect said "CRC off,
+// markers i2r off r2i off" where the table has "-").
+func TestConnLineCRCAsTable(t *testing.T) {
+	for _, c := range []struct {
+		file string
+		crc  bool
+	}{
+		{"../../testdata/tcp/connect-refused.pcap", false},
+		{"../../testdata/tcp/connect-unanswered.pcap", false},
+		{"../../testdata/synth/no-reply.pcap", true},
+		{siw + "crc_v2_rping.pcap", true},
+		{"../../testdata/midstream/iwtest_ops_from_frame15.pcap", true},
+	} {
+		_, out, _ := runCmd(t, nil, "-r", c.file, "-Y", "conn", "-q")
+		_, table, _ := runCmd(t, nil, "-r", c.file, "-q", "-z", "conn")
+		var row []string
+		for _, l := range strings.Split(table, "\n") {
+			if cells := testutil.TableCells(l); len(cells) > 5 && cells[0] == "0" {
+				row = cells
+			}
+		}
+		if row == nil {
+			t.Fatalf("%s: no row of conn 0 in\n%s", c.file, table)
+		}
+		if got := strings.Contains(out, ", CRC "); got != c.crc || (row[5] != "-") != c.crc {
+			t.Errorf("%s: conn line %q, table CRC %q; want CRC shown %v", c.file, out, row[5], c.crc)
 		}
 	}
 }
