@@ -382,7 +382,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// records of the packets a pipe has brought before a read that may
 	// wait, which -j N's rounds did not).
 	workers := workerCount(*jobs, live.lineBuf && !live.active(), files)
-	damaged := false
+	damaged, damage := false, "" // damage: what the reports say of it
 	var chunks *capture.ChunkReader
 	if workers > 1 && !live.active() {
 		par, err := flows.NewParallel(opts, workers, emit)
@@ -453,7 +453,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			n, err := par.DecodeChunks(ctx, cr)
 			if err != nil {
 				_ = w.Flush()
-				reportDamage(stderr, coll, err, n, several)
+				damage = reportDamage(stderr, err, n, several)
 				damaged = true
 			}
 		}
@@ -510,7 +510,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 					failed = true
 					break
 				}
-				reportDamage(stderr, coll, err, n, several)
+				damage = reportDamage(stderr, err, n, several)
 				damaged = true
 				break
 			}
@@ -617,7 +617,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		for _, r := range reports {
 			kind, path, _ := strings.Cut(r, ":")
-			if err := writeReport(coll, kind, path, files, live.iface); err != nil {
+			if err := writeReport(coll, kind, path, files, live.iface, damage); err != nil {
 				fmt.Fprintf(stderr, "iwarpdump: --report %s: %v\n", r, err)
 				return 1
 			}
@@ -743,8 +743,12 @@ func underFaults(f func()) (fault error) {
 }
 
 // writeReport writes one CI report file, of the -r files or of a live
-// capture on iface.
-func writeReport(c *report.Collector, kind, path string, files []string, iface string) error {
+// capture on iface; damage, when not empty, says how the capture was
+// damaged (report.Collector.InputDamaged).
+func writeReport(c *report.Collector, kind, path string, files []string, iface, damage string) error {
+	if damage != "" {
+		c.InputDamaged(damage)
+	}
 	capturePath := strings.Join(files, " ")
 	if len(files) == 0 && iface != "" {
 		capturePath = "-i " + iface // the JUnit suites' package and the HTML title; SARIF has no artifact
@@ -819,10 +823,8 @@ func (s flushingSource) NextInto(p *capture.Packet) error {
 // reportDamage says on stderr that the input ended with err after n
 // packets: each damaged input on a line of its own (a Merge joins their
 // errors), then how much was decoded; several: the input is a Merge of
-// several files. The reports (coll, when not nil) say it too.
-// (One line where it is called, in run: default.pgo keys run's hot call
-// sites to their lines from the function's start.)
-func reportDamage(stderr io.Writer, coll *report.Collector, err error, n uint64, several bool) {
+// several files. It returns what it said on a line, for the reports.
+func reportDamage(stderr io.Writer, err error, n uint64, several bool) string {
 	for _, line := range strings.Split(err.Error(), "\n") {
 		fmt.Fprintf(stderr, "iwarpdump: %s\n", line)
 	}
@@ -832,9 +834,7 @@ func reportDamage(stderr io.Writer, coll *report.Collector, err error, n uint64,
 		what = fmt.Sprintf("decoded %d packets: every packet of the other inputs, and of the damaged ones up to the damage", n)
 	}
 	fmt.Fprintf(stderr, "iwarpdump: %s\n", what)
-	if coll != nil {
-		coll.InputDamaged(strings.ReplaceAll(err.Error(), "\n", "; ") + " (" + what + ")")
-	}
+	return strings.ReplaceAll(err.Error(), "\n", "; ") + " (" + what + ")"
 }
 
 // parquetUsage says what is wrong with -T parquet's options, or "".
