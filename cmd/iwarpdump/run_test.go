@@ -403,3 +403,28 @@ func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return l
 }
+
+// TestReportsSayDamage: a capture cut short is in the reports iwarpdump
+// writes (JUnit's error, SARIF's failed invocation), as on standard error.
+func TestReportsSayDamage(t *testing.T) {
+	data, err := os.ReadFile(siw + "term_badwrite.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cut := filepath.Join(dir, "cut.pcap")
+	if err := os.WriteFile(cut, data[:1000], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	junit, sarif := filepath.Join(dir, "r.xml"), filepath.Join(dir, "r.sarif")
+	code, _, errs := runCmd(t, nil, "-r", cut, "-q", "--strict", "--report", "junit:"+junit, "--report", "sarif:"+sarif)
+	if code != 3 || !strings.Contains(errs, "truncated record") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	j, _ := os.ReadFile(junit)
+	s, _ := os.ReadFile(sarif)
+	if !strings.Contains(string(j), `errors="1"`) || !strings.Contains(string(j), "truncated record") ||
+		!strings.Contains(string(s), `"executionSuccessful": false`) || !strings.Contains(string(s), "truncated record") {
+		t.Errorf("the reports do not say the capture is damaged:\n%s\n%s", j, s)
+	}
+}
