@@ -506,7 +506,8 @@ func (h *harness) selectedFindingRow() string {
 // TestBackspace: Backspace leaves the detail tree and the octets pane for
 // the list (the help: "Bksp back to the list"). tcell reports the DEL a
 // terminal sends for Backspace (0x7f), BS (0x08, also Ctrl-H) and the
-// Backspace2 key code all as KeyBackspace; each kind must work.
+// Backspace2 key code all as KeyBackspace; each kind must work. Esc
+// ("back to the list") does the same.
 func TestBackspace(t *testing.T) {
 	h := open(t, rping)
 	events := []struct {
@@ -520,6 +521,8 @@ func TestBackspace(t *testing.T) {
 		{"DEL octet", func() { h.scr.InjectKey(tcell.KeyRune, 0x7f, tcell.ModNone) }},
 		{"BS octet", func() { h.scr.InjectKey(tcell.KeyRune, '\b', tcell.ModNone) }},
 		{"KeyCtrlH", func() { h.scr.InjectKey(tcell.KeyCtrlH, 'h', tcell.ModCtrl) }},
+		// Esc, "back to the list", as well (it left the focus where it was).
+		{"Esc", func() { h.scr.InjectKey(tcell.KeyEscape, 0, tcell.ModNone) }},
 	}
 	for _, ev := range events {
 		for _, pane := range []struct {

@@ -364,6 +364,9 @@ func Bindings() []Binding {
 		{Global, []Key{r('?')}, "show this help", func(c *Controller) { c.St.Help = true }},
 		{Global, []Key{r('q'), k(tcell.KeyCtrlC)}, "quit", func(c *Controller) { c.Quit() }},
 		{Global, []Key{k(tcell.KeyEscape)}, "back to the list; stop a search; clear the message", func(c *Controller) {
+			if c.St.Screen == model.ScreenMain {
+				c.St.Focus = model.FocusList // from the tree or the octets
+			}
 			c.St.ShowScreen(model.ScreenMain)
 			c.St.CancelSearch()
 		}},
