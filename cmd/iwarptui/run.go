@@ -77,7 +77,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if err := app.IndexErr(); err != nil && !errors.Is(err, context.Canceled) {
-		fmt.Fprintf(stdout, "iwarptui: %v\n", err)
+		// A damaged capture: shown in the UI, and said again on leaving
+		// it, on standard error as iwarpdump says it (exit status 0).
+		fmt.Fprintf(stderr, "iwarptui: %v\n", err)
 	}
 	return 0
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"sort"
@@ -103,6 +104,28 @@ const (
 	cursorReach = 256 // frames a cursor reads past rather than a new one opened
 )
 
+// notCapture says why the file at path, whose first octets are head (as
+// many as it has, up to a pcap file header), is no capture iwarptui reads.
+func notCapture(path string, head []byte) error {
+	switch {
+	case len(head) == 0:
+		return errors.New(path + " is empty, not a capture file")
+	case len(head) < 4:
+		return errors.New(path + ": " + strconv.Itoa(len(head)) + " octets, too short for a capture file")
+	case len(head) < pcapFileHdr && isPcapMagic(binary.BigEndian.Uint32(head)):
+		return errors.New(path + ": the pcap file header is cut short (" + strconv.Itoa(len(head)) + " of 24 octets)")
+	}
+	return fmt.Errorf("%s: not a pcap or pcapng file (magic 0x%08x)", path, binary.BigEndian.Uint32(head))
+}
+
+func isPcapMagic(m uint32) bool {
+	switch m {
+	case 0xa1b2c3d4, 0xa1b23c4d, 0xd4c3b2a1, 0x4d3cb2a1:
+		return true
+	}
+	return false
+}
+
 // OpenFrames prepares random access to the frames of the capture at path
 // ("-" for standard input: only what Offer kept).
 func OpenFrames(path string) (*Frames, error) {
@@ -114,6 +137,10 @@ func OpenFrames(path string) (*Frames, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
+	}
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		_ = f.Close()
+		return nil, errors.New(path + " is a directory, not a capture file")
 	}
 	var head [pcapFileHdr]byte
 	n, _ := f.ReadAt(head[:], 0)
@@ -131,7 +158,7 @@ func OpenFrames(path string) (*Frames, error) {
 		case 0xd4c3b2a1, 0x4d3cb2a1:
 		default:
 			_ = f.Close()
-			return nil, errors.New("source: " + path + ": not a pcap or pcapng file")
+			return nil, notCapture(path, head[:n])
 		}
 		fr.format = fmtPcap
 		fr.pcapHdr = append([]byte(nil), head[:]...)
@@ -139,7 +166,7 @@ func OpenFrames(path string) (*Frames, error) {
 		fr.ckpt = []int64{pcapFileHdr}
 	default:
 		_ = f.Close()
-		return nil, errors.New("source: " + path + ": not a pcap or pcapng file")
+		return nil, notCapture(path, head[:n])
 	}
 	if fr.format == fmtGzip {
 		_ = f.Close()

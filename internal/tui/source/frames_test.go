@@ -6,7 +6,9 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/iwarpkit/iwarpkit/capture"
@@ -189,5 +191,32 @@ func TestFramesCursors(t *testing.T) {
 				t.Errorf("reading the %d frames in order opened %d cursors, want 1", n, opened)
 			}
 		})
+	}
+}
+
+// TestOpenNotCapture: what is no capture file is refused with why: empty,
+// too short, a pcap header cut short, another magic, a directory (all
+// were "not a pcap or pcapng file").
+func TestOpenNotCapture(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		data []byte
+		want string
+	}{
+		{nil, "is empty"},
+		{[]byte{0xd4, 0xc3}, "2 octets, too short"},
+		{[]byte{0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0}, "pcap file header is cut short (8 of 24 octets)"},
+		{[]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), "not a pcap or pcapng file (magic 0x47455420)"},
+	} {
+		path := filepath.Join(dir, "f")
+		if err := os.WriteFile(path, c.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := OpenFrames(path); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.data, err, c.want)
+		}
+	}
+	if _, err := OpenFrames(dir); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("a directory: %v", err)
 	}
 }
