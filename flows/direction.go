@@ -95,6 +95,9 @@ type direction struct {
 	scanned   uint64 // octets scanned while looking for a first lock
 	lostAt    uint64 // stream offset where sync was lost
 	everLock  bool
+	// lossy: octets of this direction were lost (a capture gap, a snap
+	// length cut) or skipped (resynchronisation): segments may be missing.
+	lossy bool
 	// noMarkerPhase: a mid-stream search found no marker grid.
 	noMarkerPhase bool
 	// markersForced, crcForced: set by a Force; the handshake does not change them.
@@ -300,6 +303,7 @@ func (d *direction) gap(off, end uint64, frame uint64, cut bool) {
 	if end <= off || d.mode == modeDead {
 		return
 	}
+	d.lossy = true
 	if cut {
 		d.c.cutSegs++
 		defer d.snapCut(frame, end-off)
@@ -402,6 +406,7 @@ func (d *direction) lose(at uint64) {
 	}
 	d.mode = modeLost
 	d.lostAt = at
+	d.lossy = true
 }
 
 // dropAll discards every buffered octet and restarts the buffer at off.

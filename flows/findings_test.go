@@ -129,6 +129,7 @@ var findingCases = []findingCase{
 	{"mpa.rtr", note, "testdata/siw/p2p_rtr1_rping.pcap"},
 	{"mpa.rtr_missing", errSev, "p2p-no-rtr"},
 	{"mpa.rtr_type", errSev, "p2p-rtr-wrong-type"},
+	{"mpa.rtr_type", warning, "p2p-no-rtr-flags-write"},
 	{"mpa.ird_insufficient_term", errSev, "terminate-llp-0x06"},
 	{"mpa.no_rtr_match", errSev, "terminate-llp-0x07"},
 
@@ -143,6 +144,7 @@ var findingCases = []findingCase{
 	{"ddp.msn_duplicate", warning, "msn-repeated"},
 	{"ddp.msn_gap", warning, "msn-skips"},
 	{"ddp.offset_discontinuity", warning, "mo-jumps"},
+	{"ddp.offset_discontinuity", warning, "send-starts-at-mo-100"},
 	{"ddp.message_incomplete", note, "testdata/siw/term_toolong.pcap"},
 	{"ddp.message_incomplete", warning, "message-gather-limit"},
 
@@ -159,6 +161,7 @@ var findingCases = []findingCase{
 	{"rdmap.read_req_mo_nonzero", errSev, "read-request-mo-4"},
 	{"rdmap.payload_unexpected", warning, "read-request-with-payload"},
 	{"rdmap.read_size_mismatch", errSev, "read-response-too-short"},
+	{"rdmap.read_response_order", warning, "read-responses-swapped"},
 	{"rdmap.reads_exceed_ord", errSev, "two-reads-ord-1"},
 	{"rdmap.terminate", errSev, "testdata/siw/term_badwrite.pcap"},
 	{"rdmap.term_siw_layout", note, "testdata/siw/term_badwrite.pcap"},
@@ -167,7 +170,8 @@ var findingCases = []findingCase{
 	{"rdmap.term_mo_nonzero", errSev, "terminate-mo-4"},
 	{"rdmap.term_code_unknown", warning, "terminate-code-0x50"},
 	{"rdmap.term_rsvd_nonzero", warning, "terminate-rsvd-bits"},
-	{"rdmap.term_seglen_short", warning, "terminate-seglen-4"},
+	{"rdmap.term_seglen_mismatch", warning, "terminate-seglen-mismatch"},
+	{"rdmap.term_cause_unexpected", warning, "terminate-protection-on-write"},
 	{"rdmap.term_hdr_missing", warning, "terminate-ddp-without-header"},
 	{"rdmap.term_hdr_unexpected", warning, "terminate-llp-with-header"},
 	{"rdmap.term_len_not_valid", note, "terminate-d-without-m"},
@@ -301,6 +305,24 @@ func terminate(last bool, mo uint32, t rdmap.Terminate) rdmap.Segment {
 // responder.
 func withTerm(t rdmap.Terminate) synth.Scenario {
 	return withOps(append(opening(), synth.Op{Dir: synth.R2I, Kind: synth.Terminate, Term: t})...)
+}
+
+// rev2Term is withTerm after an MPA rev 2 exchange with Enhanced data
+// (IRD = ORD = 1), whose LLP error codes 0x05-0x07 (RFC 6581) apply.
+func rev2Term(t rdmap.Terminate) synth.Scenario {
+	s := withTerm(t)
+	s.Conns[0].MPA = &synth.MPAParams{
+		Request: synth.MPAFrame{Rev: 2, C: true, Enhanced: &mpa.Enhanced{IRD: 1, ORD: 1}},
+		Reply:   synth.MPAFrame{Rev: 2, C: true, Enhanced: &mpa.Enhanced{IRD: 1, ORD: 1}},
+	}
+	return s
+}
+
+// readResponse is a one-segment RDMA Read Response of n octets into Data
+// Sink STag stag at TO to.
+func readResponse(stag uint32, to uint64, n int) []byte {
+	return rdmap.AppendSegment(nil, rdmap.Segment{DDP: ddp.Header{T: true, L: true, DV: 1, STag: stag, TO: to},
+		RV: 1, Opcode: rdmap.OpReadResponse, Payload: make([]byte, n)})
 }
 
 // writeHdr is the terminated header of an RDMA Write (tagged, RFC 5041 §4).
@@ -625,14 +647,23 @@ var triggers = map[string]trigger{
 				synth.Op{Dir: synth.R2I, Kind: synth.Send, Size: 16})
 		},
 	},
+	"p2p-no-rtr-flags-write": {
+		// The Reply sets no RTR type (a Send, by draft-01); the
+		// initiator sends a zero-length Write.
+		gen: func() synth.Scenario {
+			return p2p(mpa.Enhanced{},
+				synth.Op{Dir: synth.I2R, Kind: synth.Write, STag: 1},
+				synth.Op{Dir: synth.R2I, Kind: synth.Send, Size: 16})
+		},
+	},
 	"terminate-llp-0x06": {
 		gen: func() synth.Scenario {
-			return withTerm(rdmap.Terminate{Layer: uint8(rdmap.LayerLLP), EType: rdmap.ETypeLLPMPA, Code: 0x06})
+			return rev2Term(rdmap.Terminate{Layer: uint8(rdmap.LayerLLP), EType: rdmap.ETypeLLPMPA, Code: 0x06})
 		},
 	},
 	"terminate-llp-0x07": {
 		gen: func() synth.Scenario {
-			return withTerm(rdmap.Terminate{Layer: uint8(rdmap.LayerLLP), EType: rdmap.ETypeLLPMPA, Code: 0x07})
+			return rev2Term(rdmap.Terminate{Layer: uint8(rdmap.LayerLLP), EType: rdmap.ETypeLLPMPA, Code: 0x07})
 		},
 	},
 	"dv-rv-2": {
@@ -786,12 +817,41 @@ var triggers = map[string]trigger{
 			return withTerm(rdmap.Terminate{Layer: uint8(rdmap.LayerLLP), EType: rdmap.ETypeLLPMPA, Code: 0x02, Rsvd: 0x55})
 		},
 	},
-	"terminate-seglen-4": {
-		// A DDP Invalid STag Terminate whose DDP Segment Length (4) is
-		// shorter than the 14-octet header it includes.
+	"terminate-seglen-mismatch": {
+		// A DDP Invalid STag Terminate of a 100-octet RDMA Write (a
+		// 114-octet segment) whose DDP Segment Length is 4.
 		gen: func() synth.Scenario {
-			return withTerm(rdmap.Terminate{Layer: uint8(rdmap.LayerDDP), EType: rdmap.ETypeDDPTagged, Code: 0x00,
-				M: true, D: true, DDPSegLen: 4, DDP: writeHdr, HasDDP: true})
+			return withOps(append(opening(),
+				synth.Op{Dir: synth.I2R, Kind: synth.Write, Size: 100, STag: writeHdr.STag},
+				synth.Op{Dir: synth.R2I, Kind: synth.Terminate, Term: rdmap.Terminate{Layer: uint8(rdmap.LayerDDP), EType: rdmap.ETypeDDPTagged, Code: 0x00,
+					M: true, D: true, DDPSegLen: 4, DDP: writeHdr, HasDDP: true}})...)
+		},
+	},
+	"terminate-protection-on-write": {
+		// An RDMAP Remote Protection Error (Invalid STag) that
+		// terminates an RDMA Write: a DDP error by Figure 10.
+		gen: func() synth.Scenario {
+			return withOps(append(opening(),
+				synth.Op{Dir: synth.I2R, Kind: synth.Write, Size: 16, STag: writeHdr.STag},
+				synth.Op{Dir: synth.R2I, Kind: synth.Terminate, Term: rdmap.Terminate{Layer: uint8(rdmap.LayerRDMAP), EType: rdmap.ETypeRDMAPRemoteProtection, Code: 0x00,
+					M: true, D: true, DDPSegLen: 30, DDP: writeHdr, HasDDP: true}})...)
+		},
+	},
+	"read-responses-swapped": {
+		// Two Reads into different buffers; the second is answered
+		// first.
+		gen: func() synth.Scenario {
+			return withOps(append(opening(),
+				synth.Op{Dir: synth.I2R, Kind: synth.Read, Size: 64, STag: 0x51, SrcSTag: 0x61, NoResponse: true},
+				synth.Op{Dir: synth.I2R, Kind: synth.Read, Size: 32, STag: 0x52, SrcSTag: 0x62, NoResponse: true},
+				rawOp(synth.R2I, readResponse(0x52, 0, 32)),
+				rawOp(synth.R2I, readResponse(0x51, 0, 64)))...)
+		},
+	},
+	"send-starts-at-mo-100": {
+		// A Send of one segment at MO 100, nothing lost before it.
+		gen: func() synth.Scenario {
+			return withRaw(untagged(rdmap.OpSend, 0, 1, 100, true, make([]byte, 50)))
 		},
 	},
 	"terminate-ddp-without-header": {

@@ -84,8 +84,14 @@ type pendingRead struct {
 	sinkSTag  uint32
 	size      uint32
 	noSize    bool // the capture cut the request's header before its size (rdmap.Segment.HdrCut)
+	noTO      bool // the same, before its Data Sink TO
+	sinkTO    uint64
 	frame     uint64
 	ts        time.Time
+	// passedBy is the first frame of a Read Response that answered a
+	// later Read Request of the same requester while this one was
+	// outstanding, passedReq that request's frame (0: none).
+	passedBy, passedReq uint64
 }
 
 // maxPendingReads bounds the Read Requests remembered per connection.
@@ -133,6 +139,40 @@ func (r *readQueue) answeredEarly(requester side, sinkSTag uint32, frame uint64)
 		}
 	}
 	return false
+}
+
+// answer returns the index in live of the Read Request that a Read
+// Response from responder, to Data Sink STag stag at TO to, answers: the
+// oldest outstanding request of the other side for that STag and TO, or
+// for that STag when none has that TO (a response whose first segment
+// the capture lost). Read Responses come in the order of their requests
+// (RFC 5040 §5.5), but the requests found by STag alone would pair two
+// Reads into one buffer at different offsets wrongly when they do not.
+func (r *readQueue) answer(responder side, stag uint32, to uint64) (int, bool) {
+	first := -1
+	for i, pr := range r.live() {
+		if pr.requester == responder || pr.sinkSTag != stag {
+			continue
+		}
+		if pr.noTO || pr.sinkTO == to {
+			return i, true
+		}
+		if first < 0 {
+			first = i
+		}
+	}
+	return first, first >= 0
+}
+
+// passed notes, in the requests of live entry i's requester outstanding
+// before it, that a Read Response (of frame resp) answered i first.
+func (r *readQueue) passed(i int, resp uint64) {
+	live := r.live()
+	for j := range live[:i] {
+		if p := &live[j]; p.requester == live[i].requester && p.passedBy == 0 {
+			p.passedBy, p.passedReq = resp, live[i].frame
+		}
+	}
 }
 
 // live returns the outstanding Read Requests, oldest first.
@@ -205,7 +245,7 @@ func (m *messages) add(d *direction, rec *Record, end time.Time) {
 			STag: seg.DDP.STag, TO: seg.DDP.TO, QN: seg.DDP.QN, MSN: seg.DDP.MSN,
 		}
 		s.frame, s.ts, s.nextOff = rec.Frame, rec.TS, off
-		s.rec = &s.m
+		s.rec = d.firstSegment(rec, &s.m)
 		if seg.DDP.L {
 			// A message of one segment (most Sends): complete at
 			// once. Added to the map and deleted again, it would leave
@@ -261,21 +301,21 @@ func (m *messages) complete(d *direction, s *msgState, seg *rdmap.Segment) {
 	switch s.rec.Opcode {
 	case rdmap.OpReadRequest:
 		if !c.reads.answeredEarly(d.side, seg.Read.SinkSTag, s.frame) {
-			_, _, size, _, _ := rdmap.ReadRequestKnown(seg.HdrCut)
+			_, to, size, _, _ := rdmap.ReadRequestKnown(seg.HdrCut)
 			c.reads.push(pendingRead{requester: d.side, sinkSTag: seg.Read.SinkSTag, size: seg.Read.Size, noSize: !size,
-				frame: s.frame, ts: s.ts})
+				sinkTO: seg.Read.SinkTO, noTO: !to, frame: s.frame, ts: s.ts})
 		}
 	case rdmap.OpReadResponse:
-		for i, pr := range c.reads.live() {
-			if pr.requester != d.side && pr.sinkSTag == s.rec.STag {
-				s.rec.RequestFrame = pr.frame
-				s.rec.Latency = s.lastTS.Sub(pr.ts)
-				s.rec.RTR = pr.frame == c.rtrFrame
-				hit = pr
-				matched = &hit
-				c.reads.remove(i)
-				break
-			}
+		if i, ok := c.reads.answer(d.side, s.rec.STag, s.rec.TO); ok {
+			pr := c.reads.live()[i]
+			s.rec.RequestFrame = pr.frame
+			s.rec.Latency = s.lastTS.Sub(pr.ts)
+			s.rec.RTR = pr.frame == c.rtrFrame
+			hit = pr
+			matched = &hit
+			c.reads.passed(i, s.frame)
+			c.reads.remove(i)
+			c.readOrder(&hit, s.frame)
 		}
 		if matched == nil {
 			c.reads.early(d.side, s.rec.STag, s.frame)
@@ -284,6 +324,22 @@ func (m *messages) complete(d *direction, s *msgState, seg *rdmap.Segment) {
 	c.analyzeMessage(d, r, matched)
 	c.messages++
 	c.d.push(r)
+}
+
+// readOrder reports a Read Response (its first frame resp) that answers
+// pr after a response to a later request of the same requester: the
+// responder sends RDMA Read Responses in the order of the requests (RFC
+// 5040 §5.5 rule 20; Figure 17 of its draft, seed 004). A request never
+// answered says nothing: its response may be what the capture lost.
+func (c *conn) readOrder(pr *pendingRead, resp uint64) {
+	if pr.passedBy == 0 {
+		return
+	}
+	c.finding(nil, dissect.SeverityWarning, "rdmap.read_response_order",
+		"this Read Response answers the Read Request of frame "+strconv.FormatUint(pr.frame, 10)+
+			", but the Read Response of frame "+strconv.FormatUint(pr.passedBy, 10)+" answered a later request (frame "+
+			strconv.FormatUint(pr.passedReq, 10)+") before it: Read Responses come in the order of their requests",
+		"RFC 5040 §5.5", resp, pr.frame, pr.passedBy)
 }
 
 // evictOldest drops the oldest open message (its last segment never came).
@@ -360,6 +416,46 @@ func (m *messages) gapped(frame uint64, cut bool) {
 			s.gap, s.gapCut = frame, cut
 		}
 	}
+}
+
+// firstSegment runs the checks a message's first segment in the capture
+// allows, and returns m, the message it starts: for an untagged message,
+// the order of its MSN on its queue (RFC 5041 §5.3), here rather than at
+// the message's last segment so that a message whose last segment the
+// capture lost still counts as sent; and that its first segment is at MO
+// 0 (RFC 5041 §4.1: the offset into the message) when nothing of this
+// direction was lost or skipped before it (d.lossy), so that the segments
+// before it would have been seen.
+func (d *direction) firstSegment(rec *Record, m *MessageRecord) *MessageRecord {
+	if m.Tagged {
+		return m
+	}
+	c := d.c
+	st := &d.an
+	last, seen := st.msn.get(m.QN)
+	switch {
+	case !seen:
+		if m.MSN != 1 && c.req != nil && !c.midstream {
+			c.finding(nil, dissect.SeverityWarning, "ddp.msn_first",
+				"the first message on queue "+strconv.Itoa(int(m.QN))+" has MSN "+strconv.FormatUint(uint64(m.MSN), 10)+", not 1",
+				"RFC 5041 §5.3", m.FirstFrame)
+		}
+	case m.MSN == last:
+		c.finding(nil, dissect.SeverityWarning, "ddp.msn_duplicate",
+			"MSN "+strconv.FormatUint(uint64(m.MSN), 10)+" on queue "+strconv.Itoa(int(m.QN))+" was already used", "RFC 5041 §5.3", m.FirstFrame)
+	case m.MSN != last+1:
+		c.finding(nil, dissect.SeverityWarning, "ddp.msn_gap",
+			"MSN jumps from "+strconv.FormatUint(uint64(last), 10)+" to "+strconv.FormatUint(uint64(m.MSN), 10)+
+				" on queue "+strconv.Itoa(int(m.QN))+" (messages missing or out of order)", "RFC 5041 §5.3", m.FirstFrame)
+	}
+	st.msn.set(m.QN, m.MSN)
+	if mo := rec.FPDU.Seg.DDP.MO; mo != 0 && !d.lossy && !d.midstream && c.req != nil && !c.midstream {
+		c.finding(rec, dissect.SeverityWarning, "ddp.offset_discontinuity",
+			"the first segment of this message (queue "+strconv.Itoa(int(m.QN))+", MSN "+strconv.FormatUint(uint64(m.MSN), 10)+
+				") is at MO "+strconv.FormatUint(uint64(mo), 10)+", not 0, and nothing this side sent before it is missing from the capture",
+			"RFC 5041 §4.1, §5", rec.Frame)
+	}
+	return m
 }
 
 func lessKey(a, b msgKey) bool {

@@ -61,7 +61,8 @@ func TestRecentRing(t *testing.T) {
 				want = uint64(i + 1)
 			}
 		}
-		if got, ok := s.find(q, 0, false); got != want || ok != (want != 0) {
+		if e, ok := s.find(q, 0, false); e.frame != want || ok != (want != 0) {
+			got := e.frame
 			t.Fatalf("frame %d: find(%+v) = %d, %v; want %d", frame, q, got, ok, want)
 		}
 	}
@@ -74,7 +75,9 @@ func TestRecentRing(t *testing.T) {
 }
 
 // TestFindBySegLen: of the segments with the terminated header, the one of
-// the Terminate's DDP Segment Length (M set), the most recent without one.
+// the Terminate's DDP Segment Length (M set), read as the segment's length
+// or as its payload's (Linux siw's: the 14-octet tagged header less), the
+// most recent without one.
 func TestFindBySegLen(t *testing.T) {
 	var s dirState
 	h := ddp.Header{T: true, STag: 0x77, TO: 0x1000}
@@ -85,9 +88,9 @@ func TestFindBySegLen(t *testing.T) {
 		segLen uint16
 		valid  bool
 		want   uint64
-	}{{214, true, 9}, {114, true, 10}, {214, false, 10}, {999, true, 10}} {
-		if got, ok := s.find(h, c.segLen, c.valid); !ok || got != c.want {
-			t.Errorf("find(len %d, valid %v) = %d, %v; want %d", c.segLen, c.valid, got, ok, c.want)
+	}{{214, true, 9}, {114, true, 10}, {214, false, 10}, {999, true, 10}, {200, true, 9}, {100, true, 10}, {200, false, 10}} {
+		if e, ok := s.find(h, c.segLen, c.valid); !ok || e.frame != c.want {
+			t.Errorf("find(len %d, valid %v) = %d, %v; want %d", c.segLen, c.valid, e.frame, ok, c.want)
 		}
 	}
 }

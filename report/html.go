@@ -171,7 +171,7 @@ rect.bar{fill:#7048e8}
 
 <h2 id="connections">Connections</h2>
 <table id="conn-table">
-<thead><tr><th>ID</th><th>Initiator</th><th>Responder</th><th>State</th><th>MPA rev</th><th>CRC</th><th>Markers i2r/r2i</th><th>IRD/ORD</th><th>FPDUs</th><th>Messages</th><th>Octets</th><th>CRC errors</th><th>Findings</th><th>Retrans</th><th>ZeroWin</th><th>Stalls</th><th>Stalled s</th><th>Cut</th></tr></thead>
+<thead><tr><th>ID</th><th>Initiator</th><th>Responder</th><th>State</th><th>MPA rev</th><th>CRC</th><th>Markers i2r/r2i</th><th>Reply IRD/ORD</th><th>FPDUs</th><th>Messages</th><th>Octets</th><th>CRC errors</th><th>Findings</th><th>Retrans</th><th>ZeroWin</th><th>Stalls</th><th>Stalled s</th><th>Cut</th></tr></thead>
 <tbody>
 {{range .Conns}}<tr><td class="n">{{.Label}}</td><td>{{.Initiator}}</td><td>{{.Responder}}</td><td>{{.State}}</td><td class="n">{{.Rev}}</td><td>{{.CRC}}</td><td>{{.Markers}}</td><td>{{.IRDORD}}</td><td class="n">{{.FPDUs}}</td><td class="n">{{.Messages}}</td><td class="n">{{.Octets}}</td><td class="n">{{.CRCErrors}}</td><td class="n">{{.Findings}}{{if .Worst}} <span class="sev sev-{{.Worst}}">{{.Worst}}</span>{{end}}</td>{{range .TCPCells}}<td class="n">{{.}}</td>{{end}}</tr>
 {{else}}<tr><td colspan="13" class="muted">no iWARP connections</td></tr>

@@ -269,7 +269,7 @@ func (c *Collector) untrackedNote() []string {
 
 // WriteConn writes the -z conn table: one row per connection (by id) with
 // its endpoints, state, the negotiated MPA revision, CRC, markers per
-// direction (RFC 5044 §7.1) and IRD/ORD (RFC 6581 §9), and the counts of
+// direction (RFC 5044 §7.1) and the Reply's IRD/ORD (RFC 6581 §9), and the counts of
 // FPDUs, RDMA messages, octets on the wire, CRC errors (RFC 5044 §4.4) and
 // findings. The negotiated values come from the connection's conn record
 // (or, without one, from its MPA Request/Reply records); the counts are of
@@ -291,7 +291,7 @@ func (c *Collector) untrackedNote() []string {
 func (c *Collector) WriteConn(w io.Writer) error {
 	t := &textTable{
 		title: "iWARP connections (-z conn)",
-		cols: []string{"ID", "Initiator", "Responder", "State", "Rev", "CRC", "Markers i2r/r2i", "IRD/ORD", "FPDUs", "Messages", "Octets", "CRC errors", "Findings",
+		cols: []string{"ID", "Initiator", "Responder", "State", "Rev", "CRC", "Markers i2r/r2i", "Reply IRD/ORD", "FPDUs", "Messages", "Octets", "CRC errors", "Findings",
 			"Retrans", "ZeroWin", "Stalls", "Stalled s", "Cut"},
 		right: []bool{true, false, false, false, true, false, false, false, true, true, true, true, true,
 			true, true, true, true, true},

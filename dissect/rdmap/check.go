@@ -66,9 +66,6 @@ const (
 	// CodeTermRsvdNonzero (warning): reserved bits of the Terminate
 	// control word are set.
 	CodeTermRsvdNonzero = "rdmap.term_rsvd_nonzero"
-	// CodeTermSegLenShort (warning): the DDP Segment Length (M set) is
-	// shorter than the terminated DDP header it comes with.
-	CodeTermSegLenShort = "rdmap.term_seglen_short"
 )
 
 // References used in findings.
@@ -106,9 +103,9 @@ func itoa(v uint64) string { return strconv.FormatUint(v, 10) }
 //   - a nonzero Invalidate STag field on an untagged message that has
 //     none;
 //   - for a Terminate: the Terminate itself (an error finding whose Msg is
-//     Explain), the siw layout, an undefined error code, reserved bits, a
-//     DDP Segment Length shorter than the header it covers, and the
-//     header rules of Figure 10 (Terminate.CheckHeaders).
+//     Explain), the siw layout, an undefined error code, reserved bits,
+//     and the header rules of Figure 10 (Terminate.CheckHeaders). Its
+//     DDP Segment Length needs the terminated segment: flows checks it.
 //
 // Codes are the Code... constants of this package. Things that need more
 // than one segment (MSN order, Read Response matching) are not checked.
@@ -219,9 +216,14 @@ func (s *Segment) checkUntagged(dst []dissect.Finding) []dissect.Finding {
 func (t Terminate) check(dst []dissect.Finding) []dissect.Finding {
 	dst = finding(dst, dissect.SeverityError, CodeTerminate, "Terminate: "+t.Explain(), refTerm)
 	if t.SiwLayout {
-		dst = finding(dst, dissect.SeverityNote, CodeTermSiwLayout,
-			"Terminate control word in Linux siw's little-endian bitfield layout (Layer and EType nibbles swapped, M/D/R in the low bits of octet 2); decoded as siw meant it",
-			refSiw+"; RFC 5040 §4.8 Figure 8")
+		msg := "Terminate control word in Linux siw's little-endian bitfield layout (Layer and EType nibbles swapped, M/D/R in the low bits of octet 2); decoded as siw meant it"
+		if !t.M && !t.D && !t.R {
+			// No header bits to go by (DecodeTerminate): the layout
+			// is guessed from the codes alone.
+			msg += "; no header follows, so the layout is a guess: read in the RFC's it is " +
+				hex1(t.EType) + "/" + hex1(t.Layer) + "/" + hex2(t.Code) + " (Layer/EType/Code), which no table defines"
+		}
+		dst = finding(dst, dissect.SeverityNote, CodeTermSiwLayout, msg, refSiw+"; RFC 5040 §4.8 Figure 8")
 	}
 	if !Defined(t.Layer, t.EType, t.Code) {
 		dst = finding(dst, dissect.SeverityWarning, CodeTermCodeUnknown,
@@ -231,10 +233,6 @@ func (t Terminate) check(dst []dissect.Finding) []dissect.Finding {
 	if t.Rsvd != 0 {
 		dst = finding(dst, dissect.SeverityWarning, CodeTermRsvdNonzero,
 			"reserved bits of the Terminate control word are "+hex32(uint32(t.Rsvd))+", must be zero", "RFC 5040 §4.8")
-	}
-	if t.M && t.HasDDP && int(t.DDPSegLen) < t.DDP.Len() {
-		dst = finding(dst, dissect.SeverityWarning, CodeTermSegLenShort,
-			"Terminate DDP Segment Length "+itoa(uint64(t.DDPSegLen))+" is shorter than the "+itoa(uint64(t.DDP.Len()))+"-octet DDP header it covers", "RFC 5040 §4.8")
 	}
 	return t.CheckHeaders(dst)
 }

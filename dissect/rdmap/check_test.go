@@ -53,9 +53,12 @@ func TestCheck(t *testing.T) {
 			[]string{CodeTerminate, CodeTermCodeUnknown},
 		},
 		{
-			"terminate with short segment length, DDP error without header",
+			// A DDP Segment Length below the header's is what Linux siw
+			// sends for a short segment (its payload length): no
+			// finding here (flows compares it with the segment).
+			"terminate with short segment length",
 			"41 47 00000000 00000002 00000001 00000000 | 11 00 c0 00 0004 c140 07bf1600 00007fe0b8347000",
-			[]string{CodeTerminate, CodeTermSegLenShort},
+			[]string{CodeTerminate},
 		},
 		{
 			"terminate missing DDP header",

@@ -96,6 +96,13 @@ func lookupErr(layer, etype, code uint8) (errEntry, bool) {
 	return errEntry{}, false
 }
 
+// definedCode reports whether a table entry names this very code, not
+// one that covers every code of its error type (anyCode).
+func definedCode(layer, etype, code uint8) bool {
+	e, ok := lookupErr(layer, etype, code)
+	return ok && e.code != anyCode
+}
+
 const hexDigits = "0123456789ABCDEF"
 
 // hex2 formats v as "0xNN".

@@ -28,6 +28,10 @@ const (
 	// CodeTermLenMissing: the DDP header is included (D) but M, which
 	// says the DDP Segment Length is valid, is clear.
 	CodeTermLenMissing = "rdmap.term_len_not_valid"
+	// CodeTermCauseUnexpected: the terminated DDP header is of a message
+	// Figure 10's last column says cannot cause the error (an RDMAP
+	// Remote Protection Error terminating an RDMA Write).
+	CodeTermCauseUnexpected = "rdmap.term_cause_unexpected"
 )
 
 const refFigure10 = "seed 004 Figure 10 (RFC 5040 §4.8)"
@@ -137,6 +141,18 @@ func (t Terminate) CheckHeaders(dst []dissect.Finding) []dissect.Finding {
 			Code:     CodeTermHdrUnexpected,
 			Msg:      "Terminate includes an RDMA Read Request header but terminates a " + Control(t.DDP.ULPCtrl).Opcode().String() + " message",
 			Ref:      refFigure10,
+		})
+	}
+	if op := Control(t.DDP.ULPCtrl).Opcode(); causeKnown && t.HasDDP && t.Layer == uint8(LayerRDMAP) &&
+		t.EType == ETypeRDMAPRemoteProtection && op <= OpTerminate && op != OpReadRequest && !op.HasInvalidate() {
+		// Of RFC 5040's own opcodes; RFC 7306's (atomics) are not in
+		// the figure.
+		dst = append(dst, dissect.Finding{
+			Severity: dissect.SeverityWarning,
+			Code:     CodeTermCauseUnexpected,
+			Msg: "Terminate for an RDMAP Remote Protection Error terminates a message of type " + op.String() +
+				": only an RDMA Read Request, a Send with Invalidate or a Send with SE and Invalidate can cause one (a bad STag or offset of a tagged message is a DDP Tagged Buffer Error)",
+			Ref: refFigure10,
 		})
 	}
 	if t.D && !t.M {

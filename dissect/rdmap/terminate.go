@@ -164,9 +164,12 @@ func decodeBody(b []byte, t Terminate) (Terminate, int, error) {
 // A Terminate siw sends without any header (LLP errors) has octets 2 and
 // 3 zero and cannot be told apart that way. For those the decoder swaps
 // the nibbles only when the RFC reading names no error that the tables
-// define and the swapped one does: siw's "LLP / MPA / CRC error" is
-// 02 02 00 00, which the RFC layout reads as RDMAP / Remote Operation /
-// 0x02, an undefined code. Everything else is read the RFC way.
+// define and the swapped one names its very code (not an error type that
+// takes any code, as DDP's Local Catastrophic Error does): siw's "LLP /
+// MPA / CRC error" is 02 02 00 00, which the RFC layout reads as RDMAP /
+// Remote Operation / 0x02, an undefined code. Everything else is read the
+// RFC way: an RFC-layout RDMAP Remote Protection Error with a code no
+// table has (01 05 00 00) stays one, with its code unknown.
 //
 // In both cases SiwLayout is set and the fields hold the values siw meant;
 // the reserved bits are zero by construction.
@@ -180,7 +183,7 @@ func DecodeTerminate(b []byte) (Terminate, int, error) {
 		}
 	}
 	if b[2] == 0 && b[3] == 0 && b[0]>>4 != b[0]&0x0F &&
-		!Defined(b[0]>>4, b[0]&0x0F, b[1]) && Defined(b[0]&0x0F, b[0]>>4, b[1]) {
+		!Defined(b[0]>>4, b[0]&0x0F, b[1]) && definedCode(b[0]&0x0F, b[0]>>4, b[1]) {
 		return controlSiw(b), terminateMinLen, nil
 	}
 	return decodeBody(b, controlRFC(b))

@@ -10,7 +10,7 @@ import (
 
 // ConnColumns are the columns of the connection table, as iwarpdump -z
 // conn prints them.
-var ConnColumns = [...]string{"ID", "Initiator", "Responder", "State", "Rev", "CRC", "Markers i2r/r2i", "IRD/ORD", "FPDUs", "Messages", "Octets", "CRC errors", "Findings",
+var ConnColumns = [...]string{"ID", "Initiator", "Responder", "State", "Rev", "CRC", "Markers i2r/r2i", "Reply IRD/ORD", "FPDUs", "Messages", "Octets", "CRC errors", "Findings",
 	"Retrans", "ZeroWin", "Stalls", "Stalled s", "Cut"}
 
 // ConnRow returns the cells of connection c: from its summary once the
