@@ -284,15 +284,35 @@ func (d *direction) Event(e reassembly.Event) {
 		d.c.hint = frameTS{}
 	case reassembly.EvMidstream:
 		d.midstream = true
-	case reassembly.EvConflict:
-		if d.c.isIWARP() {
-			d.c.finding(nil, dissect.SeverityWarning, "tcp.retransmit_conflict",
-				"retransmission of seq "+strconv.FormatUint(uint64(uint32(e.Seq)), 10)+" (+"+strconv.Itoa(e.Len)+
-					") carries different octets than the first copy; the first copy was used", "RFC 793 §3.3", e.Frame)
-		}
+	case reassembly.EvConflict, reassembly.EvPastFIN:
+		d.conflict(e)
 	case reassembly.EvBufferFull:
 		d.c.finding(nil, dissect.SeverityWarning, "cap.reassembly_buffer",
 			"out-of-order buffer full: octets skipped", "", e.Frame)
+	}
+}
+
+// conflict reports octets that contradict what the stream already holds
+// (reassembly.EvConflict: a retransmission with other octets, a SYN or FIN
+// that contradicts an earlier one) or that lie past its FIN
+// (reassembly.EvPastFIN).
+func (d *direction) conflict(e reassembly.Event) {
+	if !d.c.isIWARP() {
+		return
+	}
+	seq := strconv.FormatUint(uint64(uint32(e.Seq)), 10)
+	switch {
+	case e.Kind == reassembly.EvPastFIN:
+		d.c.finding(nil, dissect.SeverityWarning, "tcp.data_after_fin",
+			strconv.Itoa(e.Len)+" octets at seq "+seq+" lie past the FIN "+d.c.endpoint(d.side).String()+
+				" sent: data after the end of its stream (a stray or forged segment, or a sender bug), not decoded", "RFC 793 §3.5", e.Frame)
+	case e.Len == 0:
+		d.c.finding(nil, dissect.SeverityWarning, "tcp.retransmit_conflict",
+			"a SYN or FIN at seq "+seq+" contradicts the one seen before on this side; the first was kept", "RFC 793 §3.3, §3.5", e.Frame)
+	default:
+		d.c.finding(nil, dissect.SeverityWarning, "tcp.retransmit_conflict",
+			"retransmission of seq "+seq+" (+"+strconv.Itoa(e.Len)+
+				") carries different octets than the first copy; the first copy was used", "RFC 793 §3.3", e.Frame)
 	}
 }
 

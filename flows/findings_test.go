@@ -81,6 +81,7 @@ var findingCases = []findingCase{
 	{"tcp.connect_failed", warning, "testdata/tcp/connect-refused.pcap"},
 	{"tcp.connect_failed", warning, "testdata/tcp/connect-unanswered.pcap"},
 	{"tcp.retransmit_conflict", warning, "testdata/synth/retransmit-conflict.pcap"},
+	{"tcp.data_after_fin", warning, "send-moved-past-fin"},
 
 	// MPA Request/Reply.
 	{"mpa.pd_len_too_long", warning, "pd-len-600"},
@@ -399,6 +400,26 @@ func afterReject(d synth.Dir) synth.Scenario {
 
 // triggers are the generated captures, by name.
 var triggers = map[string]trigger{
+	"send-moved-past-fin": {
+		// The initiator's last Send, its sequence number moved 64 KiB
+		// ahead: held out of order, then past the initiator's FIN.
+		gen: func() synth.Scenario {
+			return withOps(append(opening(), synth.Op{Dir: synth.I2R, Kind: synth.Send, Size: 16})...)
+		},
+		patch: func(t *testing.T, pcap []byte, res *synth.Result) {
+			t.Helper()
+			var last uint64
+			for _, r := range res.Records {
+				if f, ok := r.(*synth.TruthFPDU); ok && f.Src == hostI.String()+":40100" {
+					last = f.Frames[len(f.Frames)-1]
+				}
+			}
+			if last == 0 {
+				t.Fatal("no FPDU from the initiator in the truth")
+			}
+			moveSeq(t, pcap, last, 64<<10)
+		},
+	},
 	"no-reply-open": {
 		// An MPA Request unanswered, the connection still open when
 		// the capture ends.
@@ -1004,6 +1025,24 @@ func delayAfter(t *testing.T, pcap []byte, frame uint64, d time.Duration) {
 		}
 		off += 16 + int(binary.LittleEndian.Uint32(pcap[off+8:]))
 	}
+}
+
+// moveSeq adds delta to the TCP sequence number of frame (Ethernet, IPv4)
+// of a little-endian pcap file. (The decoder does not check TCP
+// checksums.)
+func moveSeq(t *testing.T, pcap []byte, frame uint64, delta uint32) {
+	t.Helper()
+	off := 24 // pcap file header
+	for i := uint64(1); off+16 <= len(pcap); i++ {
+		if i == frame {
+			ip := pcap[off+16+14:]
+			seq := ip[int(ip[0]&0x0f)*4+4:]
+			binary.BigEndian.PutUint32(seq, binary.BigEndian.Uint32(seq)+delta)
+			return
+		}
+		off += 16 + int(binary.LittleEndian.Uint32(pcap[off+8:]))
+	}
+	t.Fatalf("no frame %d", frame)
 }
 
 // decodeTrigger decodes a trigger's capture.

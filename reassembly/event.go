@@ -97,7 +97,7 @@ const (
 	EvRetransmit
 	// EvConflict: octets [Off, Off+Len) arrived again with different
 	// content; the first copy wins and this one is dropped. Also a SYN or
-	// FIN that contradicts an earlier one (Len 0), and octets past the FIN.
+	// FIN that contradicts an earlier one (Len 0).
 	EvConflict
 	// EvOutOfOrder: a segment [Off, Off+Len) arrived ahead of a hole and
 	// was buffered.
@@ -110,6 +110,11 @@ const (
 	// were on the wire but not captured. They become an EvGap when the
 	// stream reaches them.
 	EvTruncated
+	// EvPastFIN: octets [Off, Off+Len) lie past the stream's FIN, in a
+	// segment that came after it or one held out of order when it came
+	// (new data after a hole, to tshark): not delivered. (Numbered after
+	// the others so that their values stay.)
+	EvPastFIN
 )
 
 // Event is something the reassembler reports besides data: see EventKind

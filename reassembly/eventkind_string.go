@@ -18,11 +18,12 @@ func _() {
 	_ = x[EvOutOfOrder-8]
 	_ = x[EvBufferFull-9]
 	_ = x[EvTruncated-10]
+	_ = x[EvPastFIN-11]
 }
 
-const _EventKind_name = "SYNFINRSTMidstreamGapRetransmitConflictOutOfOrderBufferFullTruncated"
+const _EventKind_name = "SYNFINRSTMidstreamGapRetransmitConflictOutOfOrderBufferFullTruncatedPastFIN"
 
-var _EventKind_index = [...]uint8{0, 3, 6, 9, 18, 21, 31, 39, 49, 59, 68}
+var _EventKind_index = [...]uint8{0, 3, 6, 9, 18, 21, 31, 39, 49, 59, 68, 75}
 
 func (i EventKind) String() string {
 	idx := int(i) - 1

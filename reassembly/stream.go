@@ -376,7 +376,7 @@ func (s *Stream) data(seg *Segment, seq SeqNum, wire int, h Handler) {
 	if s.finKnown && rel+int64(wire) > int64(s.finOff) {
 		from := max(rel, int64(s.finOff))
 		n := int(rel + int64(wire) - from)
-		s.event(h, EvConflict, uint64(from), seq.Add(int(from-rel)), n, seg)
+		s.event(h, EvPastFIN, uint64(from), seq.Add(int(from-rel)), n, seg)
 		wire -= n
 		payload = payload[:min(len(payload), wire)]
 		if wire == 0 {
@@ -855,7 +855,7 @@ func (s *Stream) cutPieces(limit uint64, h Handler) {
 			return
 		}
 		from := max(p.off, limit)
-		h.Event(Event{Kind: EvConflict, Off: from, Seq: p.seq.Add(int(from - p.off)), Len: int(p.end() - from), Frame: p.frame, TS: p.ts})
+		h.Event(Event{Kind: EvPastFIN, Off: from, Seq: p.seq.Add(int(from - p.off)), Len: int(p.end() - from), Frame: p.frame, TS: p.ts})
 		if p.off < limit {
 			keep := int(limit - p.off)
 			if keep < len(p.data) {

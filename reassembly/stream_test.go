@@ -259,20 +259,20 @@ func TestScenarios(t *testing.T) {
 				D(5, 1006, "world", 2), E(EvRetransmit, 0, 1001, 5, 3)},
 		},
 		{
-			// FIN at 1011 (offset 10). Data after it conflicts; the FIN's
-			// retransmission is a retransmission.
+			// FIN at 1011 (offset 10). Data after it is past the FIN;
+			// the FIN's retransmission is a retransmission.
 			name: "FIN out of order, data past FIN, FIN retransmitted",
 			steps: []step{syn, seg(1006, FIN, "world"), seg(1001, 0, "hello"), seg(1012, 0, "zz"),
 				seg(1006, FIN, "world")},
 			want: []out{E(EvSYN, 0, 1000, 0, 1), E(EvOutOfOrder, 5, 1006, 5, 2),
 				D(0, 1001, "hello", 3), D(5, 1006, "world", 2), E(EvFIN, 10, 1011, 0, 2),
-				E(EvConflict, 11, 1012, 2, 4), E(EvRetransmit, 5, 1006, 5, 5)},
+				E(EvPastFIN, 11, 1012, 2, 4), E(EvRetransmit, 5, 1006, 5, 5)},
 		},
 		{
 			name:  "held data past a later FIN is dropped",
 			steps: []step{syn, seg(1009, 0, "xyz"), seg(1006, FIN, "ab"), seg(1001, 0, "hello")},
 			want: []out{E(EvSYN, 0, 1000, 0, 1), E(EvOutOfOrder, 8, 1009, 3, 2),
-				E(EvOutOfOrder, 5, 1006, 2, 3), E(EvConflict, 8, 1009, 3, 2),
+				E(EvOutOfOrder, 5, 1006, 2, 3), E(EvPastFIN, 8, 1009, 3, 2),
 				D(0, 1001, "hello", 4), D(5, 1006, "ab", 3), E(EvFIN, 7, 1008, 0, 3)},
 		},
 		{
