@@ -228,8 +228,19 @@ func splitEnhanced(f *mpa.Frame) (mpa.Enhanced, []byte, bool) {
 }
 
 // setEnhanced rewrites f's private data for its Rev: revision 2 frames get S
-// and the Enhanced data e in front of ulp, others the ULP data alone.
-func setEnhanced(f *mpa.Frame, e mpa.Enhanced, ulp []byte) {
+// and the Enhanced data e in front of ulp, others the ULP data alone. A frame
+// whose revision is the recorded one's (rec), when the recording has no
+// Enhanced data to rewrite and nothing overrides it (keep), keeps the
+// recorded S bit and private data as captured: a Rev 3 Request's S=1, or a
+// Rev 2 frame without S.
+func setEnhanced(f *mpa.Frame, e mpa.Enhanced, ulp []byte, rec *mpa.Frame, keep bool) {
+	if keep && rec != nil && rec.Rev == f.Rev {
+		if _, _, hadE := rec.Enhanced(); !hadE {
+			f.S, f.PD = rec.S, slices.Clone(rec.PD)
+			f.PDLen = uint16(len(f.PD))
+			return
+		}
+	}
 	if f.Rev == mpa.Rev2 {
 		f.S = true
 		f.PD = append(mpa.AppendEnhanced(nil, e), ulp...)
@@ -306,8 +317,14 @@ func (p *plan) request() mpa.Frame {
 			e.A = true
 		}
 	}
-	setEnhanced(&f, e, ulp)
+	setEnhanced(&f, e, ulp, s.Request, !p.neg.enhanced())
 	return f
+}
+
+// enhanced reports whether n overrides what the Enhanced data of RFC 6581
+// §8 carries (IRD, ORD, peer-to-peer, RTR).
+func (n Negotiation) enhanced() bool {
+	return n.IRD != nil || n.ORD != nil || n.P2P != nil || n.RTR != nil
 }
 
 // chooseRTR picks the RTR type a responder accepts from the offered set:
@@ -394,7 +411,7 @@ func (p *plan) reply(req *mpa.Frame) (f mpa.Frame, closeAfter bool, reason strin
 		}
 		rtrFlags(&e, rtr)
 	}
-	setEnhanced(&f, e, ulp)
+	setEnhanced(&f, e, ulp, s.Reply, !p.neg.enhanced() && p.resp == RNICScript)
 	return f, closeAfter, reason
 }
 
