@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iwarpkit/iwarpkit/dissect/mpa"
 	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
 )
 
@@ -252,5 +253,89 @@ func TestListenElapsed(t *testing.T) {
 	}
 	if lrep.Rate() < float64(lrep.Octets)/late.Seconds() {
 		t.Errorf("listen rate %.0f octets/s: %d octets counted over the wait", lrep.Rate(), lrep.Octets)
+	}
+}
+
+// TestConnectRefused plays the initiator of recordings whose responder
+// accepted, against hand-written responders that refuse in various ways.
+// Each is a difference from the recording: every message the recording has
+// the responder send is missing, and the report is not OK (iwarpreplay
+// exits 1). The Reply itself is compared with the recorded one.
+func TestConnectRefused(t *testing.T) {
+	p2p := load(t, "../testdata/siw/p2p_rtr1_rping.pcap", LoadOptions{})
+	rev1 := load(t, "../testdata/synth/rev1-crc.pcap", LoadOptions{})
+	ops := load(t, "../testdata/siw/crc_v2_iwtest_ops.pcap", LoadOptions{})
+	enh := func(e mpa.Enhanced, ulp ...byte) []byte { return append(mpa.AppendEnhanced(nil, e), ulp...) }
+	// p2p_rtr1's Request offers the Write and Read RTRs (MANIFEST: rtr_mode=1).
+	qe, _, _ := p2p[0].Request.Enhanced()
+	tests := []struct {
+		name    string
+		s       *Script
+		reply   mpa.Frame
+		err     string   // in the connection's error ("" for none)
+		frame   []string // fields the Reply mismatch names
+		missing bool     // the responder's recorded messages are missing
+	}{
+		{name: "rejected", s: rev1[0], reply: mpa.Frame{Kind: mpa.KindReply, Rev: 1, C: true, R: true},
+			frame: []string{"flags"}, missing: true},
+		{name: "ORD above IRD", s: p2p[0], reply: mpa.Frame{Kind: mpa.KindReply, Rev: 2, S: true,
+			PD: enh(mpa.Enhanced{A: true, IRD: qe.ORD, ORD: qe.IRD + 8, C: true})},
+			err: "0x06", frame: []string{"private data"}, missing: true},
+		{name: "no common RTR", s: p2p[0], reply: mpa.Frame{Kind: mpa.KindReply, Rev: 2, S: true,
+			// The Request offers Write and Read (C, D); the Reply accepts
+			// only Send (B).
+			PD: enh(mpa.Enhanced{A: true, B: true, IRD: qe.ORD, ORD: qe.IRD})},
+			err: "0x07", frame: []string{"private data"}, missing: true},
+		{name: "private data dropped", s: ops[0], reply: mpa.Frame{Kind: mpa.KindReply, Rev: 2, C: true, S: true,
+			PD: enh(mpa.Enhanced{IRD: 4, ORD: 4})}, frame: []string{"private data"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := startRawResponder(t, &tc.reply, func(c *net.TCPConn, req mpa.Frame) { c.CloseWrite() })
+			o := Options{}
+			o.Timeouts.Idle = 300 * time.Millisecond
+			o.Timeouts.Wait = 300 * time.Millisecond
+			rep, err := Connect(context.Background(), r.ln.Addr().String(), []*Script{tc.s}, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			<-r.done
+			c := rep.Conns[0]
+			var b strings.Builder
+			rep.WriteText(&b)
+			t.Log(b.String())
+			if rep.OK() {
+				t.Errorf("report OK; the responder did not do what the recording has")
+			}
+			if (tc.err == "") != (c.Err == nil) || (c.Err != nil && !strings.Contains(c.Err.Error(), tc.err)) {
+				t.Errorf("error %v, want one with %q", c.Err, tc.err)
+			}
+			var want int
+			for i := range tc.s.Messages {
+				if tc.s.Messages[i].Dir == R2I {
+					want++
+				}
+			}
+			var missing, frames int
+			for _, m := range c.Mismatches {
+				switch m.Kind {
+				case MismatchMissing:
+					missing++
+				case MismatchFrame:
+					frames++
+					for _, f := range tc.frame {
+						if !strings.Contains(m.Detail, f) {
+							t.Errorf("Reply mismatch %q does not name %s", m.Detail, f)
+						}
+					}
+				}
+			}
+			if frames != 1 {
+				t.Errorf("%d MPA frame mismatches, want 1", frames)
+			}
+			if tc.missing && missing != want {
+				t.Errorf("%d messages missing, want the %d the recording has the responder send", missing, want)
+			}
+		})
 	}
 }

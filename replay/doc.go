@@ -32,7 +32,11 @@
 //   - Connect plays the initiator against a responder at an address the
 //     caller names, and reports how the responder's messages differ from the
 //     recording (opcode, length, payload digest, the STag and TO of
-//     tagged messages and the header of RDMA Read Requests, order: Diff);
+//     tagged messages and the header of RDMA Read Requests, order: Diff),
+//     and how its MPA Reply differs from the recorded one; a responder that
+//     rejects, or whose Reply the initiator must refuse (RFC 6581 §9), where
+//     the recording went to FPDU mode leaves every recorded message of it
+//     missing;
 //   - Listen plays the responder to initiators that connect;
 //   - WritePcap runs both ends in memory and writes the traffic as a pcap
 //     file, without sockets; pacing moves its timestamps.

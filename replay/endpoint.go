@@ -65,6 +65,14 @@ type endpoint struct {
 	termMSN uint32
 	pace    pacer
 
+	// peerFault is set when this side closed the connection because of what
+	// a real peer sent in the MPA exchange (a Reply that breaks RFC 6581
+	// §9): not a close the recording or the emulated RNIC calls for.
+	peerFault bool
+	// frames are the differences between the peer's MPA frame and the
+	// recorded one (a real peer only).
+	frames []Mismatch
+
 	rep SideReport
 }
 
@@ -98,10 +106,12 @@ func (e *endpoint) run(ctx context.Context) {
 	if err := e.handshake(ctx); err != nil {
 		e.rep.Err = err
 		e.rep.Outcome = e.out
+		e.rep.Expected = e.recordedExpected()
 		return
 	}
 	e.rep.Outcome = e.out
 	if e.out.Rejected || e.out.Closed {
+		e.rep.Expected = e.recordedExpected()
 		e.closeGracefully(ctx)
 		return
 	}
@@ -118,6 +128,36 @@ func (e *endpoint) run(ctx context.Context) {
 	e.transmit(ctx)
 	e.finish(ctx)
 	e.rep.Outcome = e.out
+}
+
+// recordedExpected returns, for a real peer whose MPA exchange did not go
+// to FPDU mode, the messages the recording has that peer send: those of the
+// exchange the recording shows (the recorded Request and Reply, with the
+// overrides), which then never came. It returns nil when the engine's peer
+// is the engine (both ends follow the recording and the overrides, so the
+// outcome is the expected one) and when the recorded exchange did not go to
+// FPDU mode either (rejected, unanswered, or closed by the RNIC kinds).
+func (e *endpoint) recordedExpected() []MessageInfo {
+	p := e.p
+	if e.peerIsEngine || p.raw() || p.s.Reply == nil {
+		return nil
+	}
+	req := p.request()
+	rep, closeAfter, _ := p.reply(&req)
+	if closeAfter {
+		return nil
+	}
+	o := p.outcome(e.side, &req, &rep)
+	if o.Rejected || o.Closed {
+		return nil
+	}
+	var out []MessageInfo
+	for _, m := range buildMessages(p.s, &o, p.resp != RNICScript) {
+		if m.dir != e.side {
+			out = append(out, m.info(false))
+		}
+	}
+	return out
 }
 
 // errLifetime is the cause of the context that bounds a connection's whole
@@ -197,6 +237,20 @@ func (e *endpoint) handshake(ctx context.Context) error {
 			}
 			return err
 		}
+		if !e.peerIsEngine && p.init == RNICScript && p.resp == RNICScript {
+			// Compare the real responder's Reply with the recorded one
+			// (the overrides applied), as its messages are compared. With
+			// an RNIC kind emulated, the matrix (PROTOCOL.md E), not the
+			// recording, says what the Reply should be.
+			var want *mpa.Frame
+			if p.s.Reply != nil {
+				w, _, _ := p.reply(&req)
+				want = &w
+			}
+			if d := frameDiff(R2I, want, &rep); d != nil {
+				e.frames = append(e.frames, *d)
+			}
+		}
 		e.out = p.outcome(I2R, &req, &rep)
 		if e.out.Rejected || e.out.Closed {
 			return nil
@@ -207,6 +261,13 @@ func (e *endpoint) handshake(ctx context.Context) error {
 	req, err := e.readFrame(mpa.KindRequest)
 	if err != nil {
 		return err
+	}
+	if !e.peerIsEngine && p.init == RNICScript && p.resp == RNICScript && p.s.Request != nil {
+		// A real initiator's Request against the recorded one.
+		w := p.request()
+		if d := frameDiff(I2R, &w, &req); d != nil {
+			e.frames = append(e.frames, *d)
+		}
 	}
 	if p.resp == RNICScript && p.s.Request != nil && p.s.Reply == nil {
 		// The recorded responder never answered (Linux siw closes on a Rev 3
@@ -241,6 +302,7 @@ func (e *endpoint) checkEnhanced(req, rep *mpa.Frame) error {
 	if qe.IRD != mpa.IRDORDNoNegotiation && pe.ORD != mpa.IRDORDNoNegotiation && pe.ORD > qe.IRD {
 		e.sendTerminate(rdmap.Terminate{Layer: uint8(rdmap.LayerLLP), EType: rdmap.ETypeLLPMPA, Code: 0x06}, nil)
 		e.out = e.p.closed(e.out, I2R, fmt.Sprintf("Reply ORD %d exceeds the Request's IRD %d: sent Terminate LLP/MPA 0x06", pe.ORD, qe.IRD))
+		e.badReply()
 		return nil
 	}
 	if e.out.P2P {
@@ -248,9 +310,24 @@ func (e *endpoint) checkEnhanced(req, rep *mpa.Frame) error {
 		if acc != 0 && acc&qe.RTR(mpa.FlagsRFC6581) == 0 {
 			e.sendTerminate(rdmap.Terminate{Layer: uint8(rdmap.LayerLLP), EType: rdmap.ETypeLLPMPA, Code: 0x07}, nil)
 			e.out = e.p.closed(e.out, I2R, "no RTR type both sides support: sent Terminate LLP/MPA 0x07")
+			e.badReply()
 		}
 	}
 	return nil
+}
+
+// badReply notes that this side closed the connection because of the
+// peer's Reply (checkEnhanced). Against a real responder that is the
+// responder's error, and the messages the recording has it send are
+// missing; the engine's own responder sends such a Reply only when the
+// overrides ask for it (--ird, --ord, --rtr), and the close is then the
+// expected result.
+func (e *endpoint) badReply() {
+	if e.peerIsEngine {
+		return
+	}
+	e.peerFault = true
+	e.rep.Err = fmt.Errorf("the responder's MPA Reply breaks RFC 6581 §9: %s", e.out.Reason)
 }
 
 // setFraming prepares the transmit and receive framing: each direction's

@@ -422,12 +422,14 @@ func octets(v float64) string {
 // connReport assembles a connection's report from the sides played.
 func connReport(s *Script, sides [2]*endpoint) *ConnReport {
 	c := &ConnReport{Conn: s.Conn, Initiator: s.Initiator, Responder: s.Responder}
-	var played [2]bool
+	var played, fault [2]bool
 	for d, e := range sides {
 		if e != nil {
 			r := e.rep
 			c.Sides[d] = &r
 			played[d] = true
+			fault[d] = e.peerFault
+			c.Mismatches = append(c.Mismatches, e.frames...)
 		}
 	}
 	switch {
@@ -440,8 +442,9 @@ func connReport(s *Script, sides [2]*endpoint) *ConnReport {
 	}
 	o := c.Outcome
 	// A close or reject the engine emulated is the expected result; one by
-	// a real peer leaves the recorded messages missing.
-	emulated := (o.Closed && played[o.ClosedBy]) || (o.Rejected && played[R2I])
+	// a real peer, or by the engine because of a real peer's bad Reply,
+	// leaves the recorded messages missing.
+	emulated := (o.Closed && played[o.ClosedBy] && !fault[o.ClosedBy]) || (o.Rejected && played[R2I])
 	for d, r := range c.Sides {
 		if r == nil {
 			continue
