@@ -59,6 +59,34 @@ func (n Negotiation) Check() error {
 	return nil
 }
 
+// CheckScripts reports, past Check, a Negotiation that asks for what the
+// replay of scripts cannot carry: IRD, ORD, peer-to-peer and RTR are MPA
+// revision 2 Enhanced data (RFC 6581 §8), so they are refused for a
+// connection whose replayed Request is not revision 2 (recorded so, or
+// made so by Rev or the initiator's RNIC kind): they would be dropped
+// without a word. The replay functions return its error.
+func (o Options) CheckScripts(scripts []*Script) error {
+	n := o.Negotiation
+	if err := n.Check(); err != nil {
+		return err
+	}
+	// Asking for no peer-to-peer mode or no RTR asks for nothing a
+	// revision 1 Request would drop.
+	if n.IRD == nil && n.ORD == nil && (n.P2P == nil || !*n.P2P) && (n.RTR == nil || *n.RTR == 0) {
+		return nil
+	}
+	for _, s := range scripts {
+		p := &plan{s: s, neg: n, init: o.Initiator, resp: o.Responder}
+		if p.raw() {
+			return fmt.Errorf("%w: the IRD, ORD, peer-to-peer and RTR overrides need MPA revision 2 (RFC 6581 §8), and connection %d has no MPA exchange", ErrNegotiation, s.Conn)
+		}
+		if req := p.request(); req.Rev != mpa.Rev2 {
+			return fmt.Errorf("%w: the IRD, ORD, peer-to-peer and RTR overrides need MPA revision 2 (RFC 6581 §8), and connection %d's Request is revision %d", ErrNegotiation, s.Conn, req.Rev)
+		}
+	}
+	return nil
+}
+
 // RNIC is the kind of RDMA NIC whose MPA behaviour the engine emulates
 // (draft-carrier-rddp-rnic-interop, seeds 000/001; PROTOCOL.md section E).
 type RNIC uint8

@@ -513,7 +513,7 @@ func addrPort(a net.Addr) netip.AddrPort {
 // compares what each side receives with the recording.
 func Loopback(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 	o = o.withDefaults()
-	if err := o.Negotiation.Check(); err != nil {
+	if err := o.CheckScripts(scripts); err != nil {
 		return nil, err
 	}
 	addr, err := checkLoopback(o.Addr)
@@ -533,7 +533,7 @@ func Loopback(ctx context.Context, scripts []*Script, o Options) (*Report, error
 // a loopback address); the caller closes it.
 func LoopbackOn(ctx context.Context, ln *net.TCPListener, scripts []*Script, o Options) (*Report, error) {
 	o = o.withDefaults()
-	if err := o.Negotiation.Check(); err != nil {
+	if err := o.CheckScripts(scripts); err != nil {
 		return nil, err
 	}
 	la := addrPort(ln.Addr())
@@ -626,7 +626,7 @@ func runPair(ctx context.Context, o *Options, ie, re *endpoint) {
 // goes to addr and nowhere else.
 func Connect(ctx context.Context, addr string, scripts []*Script, o Options) (*Report, error) {
 	o = o.withDefaults()
-	if err := o.Negotiation.Check(); err != nil {
+	if err := o.CheckScripts(scripts); err != nil {
 		return nil, err
 	}
 	st := &stats{start: time.Now()}
@@ -664,7 +664,7 @@ func Connect(ctx context.Context, addr string, scripts []*Script, o Options) (*R
 // recording.
 func Listen(ctx context.Context, ln *net.TCPListener, scripts []*Script, o Options) (*Report, error) {
 	o = o.withDefaults()
-	if err := o.Negotiation.Check(); err != nil {
+	if err := o.CheckScripts(scripts); err != nil {
 		return nil, err
 	}
 	st := &stats{start: time.Now()}

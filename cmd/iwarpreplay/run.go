@@ -66,10 +66,10 @@ func newFlagSet(stderr io.Writer) (*flag.FlagSet, *flags) {
 	fs.StringVar(&f.markers, "markers", "", "markers in directions `DIRS`: none, i2r, r2i or both")
 	fs.StringVar(&f.crc, "crc", "", "CRC in both directions: `SWITCH` on or off")
 	f.ird, f.ord = -1, -1 // not given: the recording's
-	fs.Func("ird", "initiator's MPA rev 2 IRD `N` (at most 16383; default: the recording's)", intFlag(&f.ird))
+	fs.Func("ird", "initiator's MPA rev 2 IRD `N` (at most 16383; default: the recording's); like --ord, --p2p and --rtr, refused (exit 2) when the replayed Request is not rev 2", intFlag(&f.ird))
 	fs.Func("ord", "initiator's MPA rev 2 ORD `N` (at most 16383; default: the recording's)", intFlag(&f.ord))
-	fs.StringVar(&f.p2p, "p2p", "", "MPA rev 2 peer-to-peer model: `SWITCH` on or off")
-	fs.StringVar(&f.rtr, "rtr", "", "RTR `TYPES` the initiator offers: comma-separated send, write, read, or none")
+	fs.StringVar(&f.p2p, "p2p", "", "MPA rev 2 peer-to-peer model: `SWITCH` on or off (needs rev 2: recorded, or --rev 2)")
+	fs.StringVar(&f.rtr, "rtr", "", "RTR `TYPES` the initiator offers: comma-separated send, write, read, or none (needs rev 2: recorded, or --rev 2; turns --p2p on)")
 	fs.StringVar(&f.rnic, "rnic", "", "answer MPA exchanges as RNIC `TYPE`: rdmac, ietf or ietf-permissive; INIT,RESP for different ends")
 	fs.StringVar(&f.speed, "speed", "max", "pacing `S`: max (as fast as possible), orig (recorded timing), or a factor as 2x or 0.5x")
 	fs.StringVar(&f.maxRate, "max-rate", "", "bound each side to `RATE` octets per second (suffix k, M, G: powers of 1000)")
@@ -120,6 +120,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usage("%v", err)
 	}
+	if err := o.Negotiation.Check(); err != nil {
+		return usage("%v", err)
+	}
 	scripts, err := replay.Load(f.read, lo)
 	if err != nil {
 		fmt.Fprintf(stderr, "iwarpreplay: %s: %v\n", f.read, err)
@@ -135,6 +138,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			s.WriteText(stdout)
 		}
 		return 0
+	}
+	// Every usage error before anything is created or sent: --to-pcap
+	// must not truncate a file for a replay that cannot run.
+	if err := o.CheckScripts(scripts); err != nil {
+		if o.Negotiation.Rev == nil {
+			return usage("%v; add --rev 2", err)
+		}
+		return usage("%v", err)
 	}
 	if !f.quiet {
 		o.Progress = func(p replay.Progress) {
