@@ -8,6 +8,7 @@ import (
 	"hash"
 	"io"
 	"net/netip"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -214,10 +215,21 @@ const (
 	maxOpenMessages    = 4096
 )
 
-// Load reads the capture file at path and returns the script of each selected
-// connection, in connection order.
+// Load reads the capture file at path ("-": standard input) and returns the
+// script of each selected connection, in connection order. A Filter needs
+// two passes: a path that cannot be read twice (standard input, a pipe) is
+// first copied to a temporary file (os.CreateTemp's directory, removed
+// before Load returns), so that memory does not grow with the capture.
 func Load(path string, o LoadOptions) ([]*Script, error) {
 	if o.Filter != nil {
+		if !rereadable(path) {
+			tmp, err := spool(path)
+			if err != nil {
+				return nil, err
+			}
+			defer os.Remove(tmp)
+			path = tmp
+		}
 		sel, err := selectConns(path, o)
 		if err != nil {
 			return nil, err
@@ -234,6 +246,43 @@ func Load(path string, o LoadOptions) ([]*Script, error) {
 	}
 	defer src.Close()
 	return Extract(src, o)
+}
+
+// rereadable reports whether path names a regular file, which Load can
+// read twice.
+func rereadable(path string) bool {
+	if path == "-" {
+		return false
+	}
+	fi, err := os.Stat(path)
+	return err != nil || fi.Mode().IsRegular() // a missing file fails in Open
+}
+
+// spool copies the capture at path ("-": standard input) to a temporary file
+// and returns its name.
+func spool(path string) (string, error) {
+	in := os.Stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		in = f
+	}
+	tmp, err := os.CreateTemp("", "iwarpreplay-*.cap")
+	if err != nil {
+		return "", fmt.Errorf("replay: copying %s to a temporary file for the display filter's two passes: %w", path, err)
+	}
+	_, err = io.Copy(tmp, in)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("replay: copying %s to a temporary file for the display filter's two passes: %w", path, err)
+	}
+	return tmp.Name(), nil
 }
 
 // selectConns runs the display filter over the file and returns the ids of

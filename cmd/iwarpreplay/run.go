@@ -56,7 +56,7 @@ func newFlagSet(stderr io.Writer) (*flag.FlagSet, *flags) {
 	}
 	fs.StringVar(&f.read, "r", "", "read the connections to replay from `FILE` (pcap or pcapng)")
 	fs.StringVar(&f.conns, "conn", "", "replay only the connections with these `IDS` (comma-separated, ranges as 2-4; the conn numbers of iwarpdump)")
-	fs.StringVar(&f.display, "Y", "", "replay only the connections with a record matching the display filter `EXPR`")
+	fs.StringVar(&f.display, "Y", "", "replay only the connections with a record matching the display filter `EXPR` (two passes: -r - or a pipe is first copied to a temporary file in $TMPDIR)")
 	fs.BoolVar(&f.loopback, "loopback", false, "play both ends over sockets on a loopback address (the default mode)")
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:0", "with --loopback: listen on `ADDR` (a loopback address; [::1]:0 for IPv6)")
 	fs.StringVar(&f.connect, "connect", "", "play the initiator against the responder at `HOST:PORT` and compare its answers with the recording")
