@@ -46,6 +46,9 @@ type endpoint struct {
 	rbuf []byte
 	df   *Deframer
 	open map[msgKey]*rxMsg
+	// rxMSN is the MSN of the last untagged message started per queue
+	// (RFC 5041 §5.1: the first is 1).
+	rxMSN map[uint32]uint32
 
 	mu         sync.Mutex
 	received   int
@@ -85,7 +88,7 @@ type rxMsg struct {
 
 func newEndpoint(side Dir, p *plan, o *Options, c conn, clk clock, st *stats, peerIsEngine bool) *endpoint {
 	return &endpoint{side: side, p: p, o: o, c: c, clk: clk, st: st, peerIsEngine: peerIsEngine,
-		open: map[msgKey]*rxMsg{}, notify: make(chan struct{}, 1), rxStopped: make(chan struct{}),
+		open: map[msgKey]*rxMsg{}, rxMSN: map[uint32]uint32{}, notify: make(chan struct{}, 1), rxStopped: make(chan struct{}),
 		pace: pacer{rate: o.MaxRate}}
 }
 
@@ -743,6 +746,11 @@ func (e *endpoint) segment(ulpdu []byte, at uint64) error {
 		key.a, key.b = uint64(h.QN), uint64(h.MSN)
 	}
 	m := e.open[key]
+	if !h.T {
+		if err := e.checkUntagged(h, m, ulpdu, at); err != nil {
+			return err
+		}
+	}
 	if m == nil {
 		if len(e.open) >= maxOpenMessages {
 			return fmt.Errorf("peer has more than %d messages in progress", maxOpenMessages)
@@ -776,6 +784,35 @@ func (e *endpoint) segment(ulpdu []byte, at uint64) error {
 	}
 	m.h.Sum(m.info.Digest[:0])
 	e.received1(m.info, seg)
+	return nil
+}
+
+// checkUntagged checks the MSN and MO of an untagged segment (RFC 5041 §5.1,
+// §7.2; PROTOCOL.md C), m being the message it continues (nil for a new
+// one): a new message on a queue has the MSN after the last one's (1 for
+// the first) and starts at MO 0; a message's next segment starts where the
+// previous one ended. Else it sends Terminate DDP/Untagged Buffer Error
+// 0x03 (Invalid MSN: MSN range is not valid) or 0x04 (Invalid MO), as Linux
+// siw does. The engine's own peer replays the recording's offsets: a
+// message whose first segments were not captured starts past MO 0, and a
+// segment the capture lost leaves a gap; those are what was recorded.
+func (e *endpoint) checkUntagged(h ddp.Header, m *rxMsg, ulpdu []byte, at uint64) error {
+	if m != nil {
+		if e.peerIsEngine || uint64(h.MO) == m.info.Length {
+			return nil
+		}
+		e.sendTerminate(rdmap.Terminate{Layer: uint8(rdmap.LayerDDP), EType: rdmap.ETypeDDPUntagged, Code: 0x04}, ulpdu)
+		return fmt.Errorf("FPDU at stream offset %d: queue %d MSN %d segment at MO %d, where the message's %d octets so far end: sent Terminate DDP/Untagged Buffer Error/0x04 (Invalid MO)", at, h.QN, h.MSN, h.MO, m.info.Length)
+	}
+	if want := e.rxMSN[h.QN] + 1; h.MSN != want {
+		e.sendTerminate(rdmap.Terminate{Layer: uint8(rdmap.LayerDDP), EType: rdmap.ETypeDDPUntagged, Code: 0x03}, ulpdu)
+		return fmt.Errorf("FPDU at stream offset %d: queue %d message with MSN %d, where MSN %d is next: sent Terminate DDP/Untagged Buffer Error/0x03 (Invalid MSN: MSN range is not valid)", at, h.QN, h.MSN, want)
+	}
+	if h.MO != 0 && !e.peerIsEngine {
+		e.sendTerminate(rdmap.Terminate{Layer: uint8(rdmap.LayerDDP), EType: rdmap.ETypeDDPUntagged, Code: 0x04}, ulpdu)
+		return fmt.Errorf("FPDU at stream offset %d: queue %d MSN %d starts at MO %d, not 0: sent Terminate DDP/Untagged Buffer Error/0x04 (Invalid MO)", at, h.QN, h.MSN, h.MO)
+	}
+	e.rxMSN[h.QN] = h.MSN
 	return nil
 }
 
