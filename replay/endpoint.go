@@ -444,16 +444,52 @@ func (e *endpoint) writeRaw(b []byte) error {
 // ---------------------------------------------------------------- transmit
 
 // transmit sends this side's messages in order, each once the messages of
-// the other direction it depends on have been received.
+// the other direction it depends on have been received. Against a real
+// peer, an RDMA Read Response whose Read Request has not come within
+// Timeouts.Wait is held back, as an RNIC answers a Read Request only when it
+// comes: it goes out once one arrives (before the next message, or while
+// the side waits at the end), and is reported as not sent if none does.
 func (e *endpoint) transmit(ctx context.Context) {
 	start := e.clk.Now()
+	var held []int // Read Responses waiting for their Read Request
+	send := func(m *pmsg) bool {
+		if err := e.sendMessage(ctx, m); err != nil {
+			if e.rep.Err == nil {
+				e.rep.Err = fmt.Errorf("sending %s: %w", m.head.Opcode, err)
+			}
+			return false
+		}
+		return true
+	}
+	// answer sends the held Read Responses whose Read Requests have come.
+	answer := func() bool {
+		for len(held) > 0 && e.readRequests() > 0 {
+			if !send(&e.msgs[held[0]]) {
+				return false
+			}
+			held = held[1:]
+		}
+		return true
+	}
+	defer func() {
+		e.mu.Lock()
+		e.rep.NotSent = append(e.rep.NotSent, held...)
+		e.mu.Unlock()
+	}()
 	for i := range e.msgs {
 		m := &e.msgs[i]
 		if m.dir != e.side {
 			continue
 		}
-		if !e.waitFor(ctx, m.after, i) || e.stopped() {
+		if !e.waitFor(ctx, m.after, i) || e.stopped() || !answer() {
 			return
+		}
+		if m.readResp && !e.peerIsEngine && (len(held) > 0 || !e.waitReadRequest(ctx, e.o.Timeouts.Wait, false)) {
+			if ctx.Err() != nil || e.stopped() {
+				return
+			}
+			held = append(held, i)
+			continue
 		}
 		if e.o.Speed > 0 {
 			due := start.Add(time.Duration(float64(m.at) / e.o.Speed))
@@ -461,13 +497,24 @@ func (e *endpoint) transmit(ctx context.Context) {
 				return
 			}
 		}
-		if err := e.sendMessage(ctx, m); err != nil {
-			if e.rep.Err == nil {
-				e.rep.Err = fmt.Errorf("sending %s: %w", m.head.Opcode, err)
-			}
+		if !send(m) {
 			return
 		}
 	}
+	// As finish waits for the peer's last messages: Idle after the last.
+	for len(held) > 0 && e.waitReadRequest(ctx, max(e.o.Timeouts.Wait, e.o.Timeouts.Idle), true) && !e.stopped() {
+		if !answer() {
+			return
+		}
+	}
+}
+
+// readRequests returns the number of RDMA Read Requests received and not
+// yet answered.
+func (e *endpoint) readRequests() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.readReqs)
 }
 
 // stopped reports whether receiving ended with an error (after which this
@@ -504,9 +551,49 @@ func (e *endpoint) waitFor(ctx context.Context, n, idx int) bool {
 			return false
 		case <-timer.C:
 			e.mu.Lock()
-			e.rep.Waits = append(e.rep.Waits, WaitTimeout{Message: idx, Needed: n, Received: e.received})
+			got := e.received
+			if e.side == R2I && e.out.P2P && got == 0 {
+				// RFC 6581 §4 (seed 003 §4.2): in peer-to-peer mode the
+				// responder sends no FPDU before the initiator's RTR.
+				e.rep.Err = fmt.Errorf("the initiator sent no RTR within %v: in peer-to-peer mode the responder sends nothing before it (RFC 6581 §4)", e.o.Timeouts.Wait)
+				e.mu.Unlock()
+				return false
+			}
+			e.rep.Waits = append(e.rep.Waits, WaitTimeout{Message: idx, Needed: n, Received: got})
 			e.mu.Unlock()
 			return true
+		}
+	}
+}
+
+// waitReadRequest waits for an RDMA Read Request not yet answered, and
+// reports whether one has come: at most d, or with progress, d after the
+// peer's last message.
+func (e *endpoint) waitReadRequest(ctx context.Context, d time.Duration, progress bool) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		e.mu.Lock()
+		n, ended := len(e.readReqs), e.rxEnded
+		e.mu.Unlock()
+		if n > 0 {
+			return true
+		}
+		if ended {
+			return false
+		}
+		select {
+		case <-e.notify:
+			if progress {
+				if !timer.Stop() {
+					<-timer.C
+				}
+				timer.Reset(d)
+			}
+		case <-ctx.Done():
+			return false
+		case <-timer.C:
+			return false
 		}
 	}
 }

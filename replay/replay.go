@@ -55,7 +55,11 @@ type Timeouts struct {
 	Handshake time.Duration
 	// Wait bounds the wait for the peer's message a message depends on
 	// (causal order); past it the message is sent anyway and the wait is
-	// reported: 5s.
+	// reported: 5s. Two waits end otherwise: a peer-to-peer responder
+	// that has no RTR from the initiator by then sends nothing and ends
+	// the connection with an error (RFC 6581 §4), and against a real
+	// peer an RDMA Read Response whose Read Request has not come is held
+	// until one comes (SideReport.NotSent lists those for which none did).
 	Wait time.Duration
 	// IO bounds each socket write: 10s.
 	IO time.Duration
@@ -214,6 +218,10 @@ type SideReport struct {
 	TermSent, TermRecv *rdmap.Terminate
 	// Waits lists the causal waits that timed out.
 	Waits []WaitTimeout
+	// NotSent lists the RDMA Read Responses (indexes in the replayed
+	// message list) not sent to a real peer because no RDMA Read Request
+	// came for them.
+	NotSent []int
 	// Streaming is set when the side went past the MPA exchange to the
 	// RDMA messages (not when the connection was rejected, closed by the
 	// exchange, or failed before it completed).
@@ -353,6 +361,9 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 			for _, wt := range s.Waits {
 				fmt.Fprintf(&b, "    message %d sent after a timeout: it waits for %d peer messages, %d had arrived\n", wt.Message, wt.Needed, wt.Received)
+			}
+			for _, i := range s.NotSent {
+				fmt.Fprintf(&b, "    message %d (RDMA Read Response) not sent: no RDMA Read Request came for it\n", i)
 			}
 			if s.Err != nil {
 				sideErr = true
