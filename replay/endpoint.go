@@ -222,6 +222,7 @@ func (e *endpoint) handshake(ctx context.Context) error {
 			return fmt.Errorf("sending the MPA Request: %w", err)
 		}
 		e.rep.SentOctets += uint64(mpa.HeaderLen + len(req.PD))
+		e.st.octetsSent.Add(uint64(mpa.HeaderLen + len(req.PD)))
 		e.out.Request = &req
 		rep, err := e.readFrame(mpa.KindReply)
 		if err != nil {
@@ -283,6 +284,7 @@ func (e *endpoint) handshake(ctx context.Context) error {
 		return fmt.Errorf("sending the MPA Reply: %w", err)
 	}
 	e.rep.SentOctets += uint64(mpa.HeaderLen + len(rep.PD))
+	e.st.octetsSent.Add(uint64(mpa.HeaderLen + len(rep.PD)))
 	if closeAfter {
 		e.out = Outcome{Request: &req, Reply: &rep, Closed: true, ClosedBy: R2I, Reason: reason, Row: p.row(&req, &rep)}
 		return nil
@@ -359,6 +361,8 @@ func (e *endpoint) readFrame(kind mpa.Kind) (mpa.Frame, error) {
 		f, n, err := mpa.DecodeFrame(e.rbuf)
 		if err == nil {
 			if f.Kind != kind {
+				e.rep.RecvOctets += uint64(n)
+				e.st.octetsRecv.Add(uint64(n))
 				return f, fmt.Errorf("peer sent an MPA %s instead of %s: %w", f.Kind, what, dissect.ErrNotMPA)
 			}
 			if f.PDLen > maxPDLen {
@@ -367,9 +371,12 @@ func (e *endpoint) readFrame(kind mpa.Kind) (mpa.Frame, error) {
 			f.PD = append([]byte(nil), f.PD...)
 			e.rbuf = append(e.rbuf[:0], e.rbuf[n:]...)
 			e.rep.RecvOctets += uint64(n)
+			e.st.octetsRecv.Add(uint64(n))
 			return f, nil
 		}
 		if errors.Is(err, dissect.ErrNotMPA) {
+			e.rep.RecvOctets += uint64(len(e.rbuf)) // what came instead
+			e.st.octetsRecv.Add(uint64(len(e.rbuf)))
 			return f, fmt.Errorf("peer sent %s instead of %s: %w", quoteGarbage(e.rbuf), what, dissect.ErrNotMPA)
 		}
 		if len(e.rbuf) >= mpa.HeaderLen+maxPDLen {

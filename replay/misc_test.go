@@ -299,6 +299,14 @@ func TestProgress(t *testing.T) {
 	if last.MessagesSent != uint64(rep.Messages) || last.OctetsSent == 0 || last.MessagesReceived != uint64(rep.Received) {
 		t.Errorf("last progress %+v, report %d sent %d received", last, rep.Messages, rep.Received)
 	}
+	// Progress, sides and summary count the same octets: the MPA frames
+	// and the FPDUs (both ends are played: what one sends the other gets).
+	c := rep.Conns[0]
+	sent := c.Sides[I2R].SentOctets + c.Sides[R2I].SentOctets
+	recv := c.Sides[I2R].RecvOctets + c.Sides[R2I].RecvOctets
+	if last.OctetsSent != rep.Octets || rep.Octets != sent || last.OctetsReceived != recv || recv != sent {
+		t.Errorf("octets: progress sent %d received %d, summary %d, sides sent %d received %d", last.OctetsSent, last.OctetsReceived, rep.Octets, sent, recv)
+	}
 }
 
 // TestCancel: cancelling the context ends a replay promptly.

@@ -165,11 +165,14 @@ var (
 // asked for (LoadOptions.Conns) is not an iWARP connection of the capture.
 // errors.Is(err, ErrNoConnections) holds.
 type NoConnectionError struct {
-	Wanted []int // the ids asked for that the capture does not have
+	Wanted []int // the ids asked for that the capture does not have (none: no selection was given, and the capture has no iWARP connection)
 	Have   []int // the capture's iWARP connection ids, ascending
 }
 
 func (e *NoConnectionError) Error() string {
+	if len(e.Wanted) == 0 {
+		return "replay: the capture has no iWARP connection"
+	}
 	var b strings.Builder
 	b.WriteString("replay: no iWARP connection")
 	if len(e.Wanted) > 1 {
@@ -641,6 +644,10 @@ func (x *extractor) finish() ([]*Script, error) {
 		}
 	}
 	if len(out) == 0 {
+		if len(x.o.Conns) == 0 && x.o.Filter == nil && len(x.iwarp) == 0 {
+			// Nothing was selected away: there is nothing to select.
+			return nil, &NoConnectionError{}
+		}
 		return nil, ErrNoConnections
 	}
 	return out, nil

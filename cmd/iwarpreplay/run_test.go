@@ -53,6 +53,8 @@ func TestUsage(t *testing.T) {
 		{[]string{"-r", "../../testdata/siw/basic_ib_read_bw_4096_v2_nocrc.pcap", "--conn", "1,5"}, 2, "no iWARP connection 5 (the capture has iWARP connections 0-1)"},
 		{[]string{"-r", "../../testdata/siw/basic_ib_read_bw_4096_v2_nocrc.pcap", "--conn", "2,4-6"}, 2, "no iWARP connections 2, 4-6 (the capture has iWARP connections 0-1)"},
 		{[]string{"-r", siw, "extra"}, 2, "unexpected arguments"},
+		{[]string{"-r", "../../testdata/rxe/rxe_v4_rping.pcap", "--list"}, 2, "the capture has no iWARP connection"},
+		{[]string{"-r", siw, "--accept-timeout", "0s"}, 2, "--accept-timeout"},
 		{[]string{"-h"}, 0, "usage: iwarpreplay"},
 	}
 	for _, tc := range tests {
