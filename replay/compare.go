@@ -1,7 +1,11 @@
 package replay
 
 import (
+	"bytes"
 	"fmt"
+	"strings"
+
+	"github.com/iwarpkit/iwarpkit/dissect/mpa"
 
 	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
 )
@@ -69,9 +73,13 @@ const (
 	// MismatchHeader: same opcode, length and payload, but another STag or
 	// TO (tagged), or another RDMA Read Request header.
 	MismatchHeader
+	// MismatchFrame: the peer's MPA Request or Reply differs from the
+	// recorded one (with the negotiation's overrides): its revision, flags
+	// or private data (RFC 5044 §7.1.1, RFC 6581 §8). Detail says how.
+	MismatchFrame
 )
 
-var mismatchNames = [...]string{"", "missing", "extra", "opcode", "length", "payload", "order", "header"}
+var mismatchNames = [...]string{"", "missing", "extra", "opcode", "length", "payload", "order", "header", "MPA frame"}
 
 // String returns the kind's name as reports print it.
 func (k MismatchKind) String() string {
@@ -92,6 +100,9 @@ type Mismatch struct {
 	// (GotIndex, -1 for MismatchMissing).
 	Want, Got           MessageInfo
 	WantIndex, GotIndex int
+	// Detail describes a MismatchFrame: the fields that differ, and the
+	// recorded and received frames.
+	Detail string
 }
 
 // String describes the mismatch in one line.
@@ -103,6 +114,8 @@ func (m Mismatch) String() string {
 		return fmt.Sprintf("%s extra message (received #%d): %s", m.Dir, m.GotIndex, m.Got)
 	case MismatchOrder:
 		return fmt.Sprintf("%s message %d out of order (received #%d): %s", m.Dir, m.WantIndex, m.GotIndex, m.Want)
+	case MismatchFrame:
+		return fmt.Sprintf("%s %s", m.Dir, m.Detail)
 	}
 	return fmt.Sprintf("%s message %d %s differs: want %s, got %s", m.Dir, m.WantIndex, m.Kind, m.Want, m.Got)
 }
@@ -197,4 +210,49 @@ func Diff(d Dir, want, got []MessageInfo) []Mismatch {
 		}
 	}
 	return out[:n]
+}
+
+// frameDiff compares the MPA frame a peer sent (got) with the one the
+// recording has it send (want, nil when the recording has none) and returns
+// the difference, or nil when they are the same.
+func frameDiff(d Dir, want, got *mpa.Frame) *Mismatch {
+	what := "Request"
+	if got.Kind == mpa.KindReply {
+		what = "Reply"
+	}
+	if want == nil {
+		return &Mismatch{Dir: d, Kind: MismatchFrame, WantIndex: -1, GotIndex: -1,
+			Detail: fmt.Sprintf("MPA %s where the recording has none: %s", what, frameString(got))}
+	}
+	var fields []string
+	if want.Rev != got.Rev {
+		fields = append(fields, "revision")
+	}
+	if want.M != got.M || want.C != got.C || want.R != got.R || want.S != got.S || want.Res != got.Res {
+		fields = append(fields, "flags")
+	}
+	if !bytes.Equal(want.PD, got.PD) {
+		fields = append(fields, "private data")
+	}
+	if len(fields) == 0 {
+		return nil
+	}
+	return &Mismatch{Dir: d, Kind: MismatchFrame, WantIndex: -1, GotIndex: -1,
+		Detail: fmt.Sprintf("MPA %s differs (%s): want %s, got %s", what, strings.Join(fields, ", "), frameString(want), frameString(got))}
+}
+
+// frameString describes an MPA frame for a report: "Rev 2 M=0 C=1 R=0 S=1
+// Res=0x0, 24 octets of private data 00 04 00 04 69 77 ...".
+func frameString(f *mpa.Frame) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Rev %d M=%d C=%d R=%d S=%d Res=0x%x, ", f.Rev, b2i(f.M), b2i(f.C), b2i(f.R), b2i(f.S), f.Res)
+	if len(f.PD) == 0 {
+		b.WriteString("no private data")
+		return b.String()
+	}
+	fmt.Fprintf(&b, "%d octets of private data % x", len(f.PD), f.PD[:min(len(f.PD), 32)])
+	if len(f.PD) > 32 {
+		b.WriteString(" ...")
+	}
+	return b.String()
 }

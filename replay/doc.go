@@ -32,7 +32,11 @@
 //   - Connect plays the initiator against a responder at an address the
 //     caller names, and reports how the responder's messages differ from the
 //     recording (opcode, length, payload digest, the STag and TO of
-//     tagged messages and the header of RDMA Read Requests, order: Diff);
+//     tagged messages and the header of RDMA Read Requests, order: Diff),
+//     and how its MPA Reply differs from the recorded one; a responder that
+//     rejects, or whose Reply the initiator must refuse (RFC 6581 §9), where
+//     the recording went to FPDU mode leaves every recorded message of it
+//     missing;
 //   - Listen plays the responder to initiators that connect;
 //   - WritePcap runs both ends in memory and writes the traffic as a pcap
 //     file, without sockets; pacing moves its timestamps.
@@ -62,7 +66,8 @@
 // an invalid FPDU with a Terminate carrying the right error (RFC 5040 §4.8):
 // LLP/MPA 0x02 for a bad CRC, 0x03 for a marker that does not point at its
 // FPDU, DDP 0x04/0x06 for an invalid DDP version, DDP 0x01 for an invalid
-// queue, RDMAP Remote Operation 0x05 for an invalid RDMAP version and 0x06 for
+// queue, DDP Untagged 0x03 for an MSN out of range and 0x04 for an MO that
+// does not start or continue the message, RDMAP Remote Operation 0x05 for an invalid RDMAP version and 0x06 for
 // an unexpected opcode; and a Reply that is not MPA with LLP/MPA 0x04, as
 // Linux siw does.
 //

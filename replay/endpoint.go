@@ -46,6 +46,9 @@ type endpoint struct {
 	rbuf []byte
 	df   *Deframer
 	open map[msgKey]*rxMsg
+	// rxMSN is the MSN of the last untagged message started per queue
+	// (RFC 5041 §5.1: the first is 1).
+	rxMSN map[uint32]uint32
 
 	mu         sync.Mutex
 	received   int
@@ -65,6 +68,14 @@ type endpoint struct {
 	termMSN uint32
 	pace    pacer
 
+	// peerFault is set when this side closed the connection because of what
+	// a real peer sent in the MPA exchange (a Reply that breaks RFC 6581
+	// §9): not a close the recording or the emulated RNIC calls for.
+	peerFault bool
+	// frames are the differences between the peer's MPA frame and the
+	// recorded one (a real peer only).
+	frames []Mismatch
+
 	rep SideReport
 }
 
@@ -77,7 +88,7 @@ type rxMsg struct {
 
 func newEndpoint(side Dir, p *plan, o *Options, c conn, clk clock, st *stats, peerIsEngine bool) *endpoint {
 	return &endpoint{side: side, p: p, o: o, c: c, clk: clk, st: st, peerIsEngine: peerIsEngine,
-		open: map[msgKey]*rxMsg{}, notify: make(chan struct{}, 1), rxStopped: make(chan struct{}),
+		open: map[msgKey]*rxMsg{}, rxMSN: map[uint32]uint32{}, notify: make(chan struct{}, 1), rxStopped: make(chan struct{}),
 		pace: pacer{rate: o.MaxRate}}
 }
 
@@ -98,10 +109,12 @@ func (e *endpoint) run(ctx context.Context) {
 	if err := e.handshake(ctx); err != nil {
 		e.rep.Err = err
 		e.rep.Outcome = e.out
+		e.rep.Expected = e.recordedExpected()
 		return
 	}
 	e.rep.Outcome = e.out
 	if e.out.Rejected || e.out.Closed {
+		e.rep.Expected = e.recordedExpected()
 		e.closeGracefully(ctx)
 		return
 	}
@@ -118,6 +131,36 @@ func (e *endpoint) run(ctx context.Context) {
 	e.transmit(ctx)
 	e.finish(ctx)
 	e.rep.Outcome = e.out
+}
+
+// recordedExpected returns, for a real peer whose MPA exchange did not go
+// to FPDU mode, the messages the recording has that peer send: those of the
+// exchange the recording shows (the recorded Request and Reply, with the
+// overrides), which then never came. It returns nil when the engine's peer
+// is the engine (both ends follow the recording and the overrides, so the
+// outcome is the expected one) and when the recorded exchange did not go to
+// FPDU mode either (rejected, unanswered, or closed by the RNIC kinds).
+func (e *endpoint) recordedExpected() []MessageInfo {
+	p := e.p
+	if e.peerIsEngine || p.raw() || p.s.Reply == nil {
+		return nil
+	}
+	req := p.request()
+	rep, closeAfter, _ := p.reply(&req)
+	if closeAfter {
+		return nil
+	}
+	o := p.outcome(e.side, &req, &rep)
+	if o.Rejected || o.Closed {
+		return nil
+	}
+	var out []MessageInfo
+	for _, m := range buildMessages(p.s, &o, p.resp != RNICScript) {
+		if m.dir != e.side {
+			out = append(out, m.info(false))
+		}
+	}
+	return out
 }
 
 // errLifetime is the cause of the context that bounds a connection's whole
@@ -179,6 +222,7 @@ func (e *endpoint) handshake(ctx context.Context) error {
 			return fmt.Errorf("sending the MPA Request: %w", err)
 		}
 		e.rep.SentOctets += uint64(mpa.HeaderLen + len(req.PD))
+		e.st.octetsSent.Add(uint64(mpa.HeaderLen + len(req.PD)))
 		e.out.Request = &req
 		rep, err := e.readFrame(mpa.KindReply)
 		if err != nil {
@@ -197,6 +241,20 @@ func (e *endpoint) handshake(ctx context.Context) error {
 			}
 			return err
 		}
+		if !e.peerIsEngine && p.init == RNICScript && p.resp == RNICScript {
+			// Compare the real responder's Reply with the recorded one
+			// (the overrides applied), as its messages are compared. With
+			// an RNIC kind emulated, the matrix (PROTOCOL.md E), not the
+			// recording, says what the Reply should be.
+			var want *mpa.Frame
+			if p.s.Reply != nil {
+				w, _, _ := p.reply(&req)
+				want = &w
+			}
+			if d := frameDiff(R2I, want, &rep); d != nil {
+				e.frames = append(e.frames, *d)
+			}
+		}
 		e.out = p.outcome(I2R, &req, &rep)
 		if e.out.Rejected || e.out.Closed {
 			return nil
@@ -207,6 +265,13 @@ func (e *endpoint) handshake(ctx context.Context) error {
 	req, err := e.readFrame(mpa.KindRequest)
 	if err != nil {
 		return err
+	}
+	if !e.peerIsEngine && p.init == RNICScript && p.resp == RNICScript && p.s.Request != nil {
+		// A real initiator's Request against the recorded one.
+		w := p.request()
+		if d := frameDiff(I2R, &w, &req); d != nil {
+			e.frames = append(e.frames, *d)
+		}
 	}
 	if p.resp == RNICScript && p.s.Request != nil && p.s.Reply == nil {
 		// The recorded responder never answered (Linux siw closes on a Rev 3
@@ -219,6 +284,7 @@ func (e *endpoint) handshake(ctx context.Context) error {
 		return fmt.Errorf("sending the MPA Reply: %w", err)
 	}
 	e.rep.SentOctets += uint64(mpa.HeaderLen + len(rep.PD))
+	e.st.octetsSent.Add(uint64(mpa.HeaderLen + len(rep.PD)))
 	if closeAfter {
 		e.out = Outcome{Request: &req, Reply: &rep, Closed: true, ClosedBy: R2I, Reason: reason, Row: p.row(&req, &rep)}
 		return nil
@@ -241,6 +307,7 @@ func (e *endpoint) checkEnhanced(req, rep *mpa.Frame) error {
 	if qe.IRD != mpa.IRDORDNoNegotiation && pe.ORD != mpa.IRDORDNoNegotiation && pe.ORD > qe.IRD {
 		e.sendTerminate(rdmap.Terminate{Layer: uint8(rdmap.LayerLLP), EType: rdmap.ETypeLLPMPA, Code: 0x06}, nil)
 		e.out = e.p.closed(e.out, I2R, fmt.Sprintf("Reply ORD %d exceeds the Request's IRD %d: sent Terminate LLP/MPA 0x06", pe.ORD, qe.IRD))
+		e.badReply()
 		return nil
 	}
 	if e.out.P2P {
@@ -248,9 +315,24 @@ func (e *endpoint) checkEnhanced(req, rep *mpa.Frame) error {
 		if acc != 0 && acc&qe.RTR(mpa.FlagsRFC6581) == 0 {
 			e.sendTerminate(rdmap.Terminate{Layer: uint8(rdmap.LayerLLP), EType: rdmap.ETypeLLPMPA, Code: 0x07}, nil)
 			e.out = e.p.closed(e.out, I2R, "no RTR type both sides support: sent Terminate LLP/MPA 0x07")
+			e.badReply()
 		}
 	}
 	return nil
+}
+
+// badReply notes that this side closed the connection because of the
+// peer's Reply (checkEnhanced). Against a real responder that is the
+// responder's error, and the messages the recording has it send are
+// missing; the engine's own responder sends such a Reply only when the
+// overrides ask for it (--ird, --ord, --rtr), and the close is then the
+// expected result.
+func (e *endpoint) badReply() {
+	if e.peerIsEngine {
+		return
+	}
+	e.peerFault = true
+	e.rep.Err = fmt.Errorf("the responder's MPA Reply breaks RFC 6581 §9: %s", e.out.Reason)
 }
 
 // setFraming prepares the transmit and receive framing: each direction's
@@ -279,6 +361,8 @@ func (e *endpoint) readFrame(kind mpa.Kind) (mpa.Frame, error) {
 		f, n, err := mpa.DecodeFrame(e.rbuf)
 		if err == nil {
 			if f.Kind != kind {
+				e.rep.RecvOctets += uint64(n)
+				e.st.octetsRecv.Add(uint64(n))
 				return f, fmt.Errorf("peer sent an MPA %s instead of %s: %w", f.Kind, what, dissect.ErrNotMPA)
 			}
 			if f.PDLen > maxPDLen {
@@ -287,9 +371,12 @@ func (e *endpoint) readFrame(kind mpa.Kind) (mpa.Frame, error) {
 			f.PD = append([]byte(nil), f.PD...)
 			e.rbuf = append(e.rbuf[:0], e.rbuf[n:]...)
 			e.rep.RecvOctets += uint64(n)
+			e.st.octetsRecv.Add(uint64(n))
 			return f, nil
 		}
 		if errors.Is(err, dissect.ErrNotMPA) {
+			e.rep.RecvOctets += uint64(len(e.rbuf)) // what came instead
+			e.st.octetsRecv.Add(uint64(len(e.rbuf)))
 			return f, fmt.Errorf("peer sent %s instead of %s: %w", quoteGarbage(e.rbuf), what, dissect.ErrNotMPA)
 		}
 		if len(e.rbuf) >= mpa.HeaderLen+maxPDLen {
@@ -364,16 +451,52 @@ func (e *endpoint) writeRaw(b []byte) error {
 // ---------------------------------------------------------------- transmit
 
 // transmit sends this side's messages in order, each once the messages of
-// the other direction it depends on have been received.
+// the other direction it depends on have been received. Against a real
+// peer, an RDMA Read Response whose Read Request has not come within
+// Timeouts.Wait is held back, as an RNIC answers a Read Request only when it
+// comes: it goes out once one arrives (before the next message, or while
+// the side waits at the end), and is reported as not sent if none does.
 func (e *endpoint) transmit(ctx context.Context) {
 	start := e.clk.Now()
+	var held []int // Read Responses waiting for their Read Request
+	send := func(m *pmsg) bool {
+		if err := e.sendMessage(ctx, m); err != nil {
+			if e.rep.Err == nil {
+				e.rep.Err = fmt.Errorf("sending %s: %w", m.head.Opcode, err)
+			}
+			return false
+		}
+		return true
+	}
+	// answer sends the held Read Responses whose Read Requests have come.
+	answer := func() bool {
+		for len(held) > 0 && e.readRequests() > 0 {
+			if !send(&e.msgs[held[0]]) {
+				return false
+			}
+			held = held[1:]
+		}
+		return true
+	}
+	defer func() {
+		e.mu.Lock()
+		e.rep.NotSent = append(e.rep.NotSent, held...)
+		e.mu.Unlock()
+	}()
 	for i := range e.msgs {
 		m := &e.msgs[i]
 		if m.dir != e.side {
 			continue
 		}
-		if !e.waitFor(ctx, m.after, i) || e.stopped() {
+		if !e.waitFor(ctx, m.after, i) || e.stopped() || !answer() {
 			return
+		}
+		if m.readResp && !e.peerIsEngine && (len(held) > 0 || !e.waitReadRequest(ctx, e.o.Timeouts.Wait, false)) {
+			if ctx.Err() != nil || e.stopped() {
+				return
+			}
+			held = append(held, i)
+			continue
 		}
 		if e.o.Speed > 0 {
 			due := start.Add(time.Duration(float64(m.at) / e.o.Speed))
@@ -381,13 +504,24 @@ func (e *endpoint) transmit(ctx context.Context) {
 				return
 			}
 		}
-		if err := e.sendMessage(ctx, m); err != nil {
-			if e.rep.Err == nil {
-				e.rep.Err = fmt.Errorf("sending %s: %w", m.head.Opcode, err)
-			}
+		if !send(m) {
 			return
 		}
 	}
+	// As finish waits for the peer's last messages: Idle after the last.
+	for len(held) > 0 && e.waitReadRequest(ctx, max(e.o.Timeouts.Wait, e.o.Timeouts.Idle), true) && !e.stopped() {
+		if !answer() {
+			return
+		}
+	}
+}
+
+// readRequests returns the number of RDMA Read Requests received and not
+// yet answered.
+func (e *endpoint) readRequests() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.readReqs)
 }
 
 // stopped reports whether receiving ended with an error (after which this
@@ -424,9 +558,49 @@ func (e *endpoint) waitFor(ctx context.Context, n, idx int) bool {
 			return false
 		case <-timer.C:
 			e.mu.Lock()
-			e.rep.Waits = append(e.rep.Waits, WaitTimeout{Message: idx, Needed: n, Received: e.received})
+			got := e.received
+			if e.side == R2I && e.out.P2P && got == 0 {
+				// RFC 6581 §4 (seed 003 §4.2): in peer-to-peer mode the
+				// responder sends no FPDU before the initiator's RTR.
+				e.rep.Err = fmt.Errorf("the initiator sent no RTR within %v: in peer-to-peer mode the responder sends nothing before it (RFC 6581 §4)", e.o.Timeouts.Wait)
+				e.mu.Unlock()
+				return false
+			}
+			e.rep.Waits = append(e.rep.Waits, WaitTimeout{Message: idx, Needed: n, Received: got})
 			e.mu.Unlock()
 			return true
+		}
+	}
+}
+
+// waitReadRequest waits for an RDMA Read Request not yet answered, and
+// reports whether one has come: at most d, or with progress, d after the
+// peer's last message.
+func (e *endpoint) waitReadRequest(ctx context.Context, d time.Duration, progress bool) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		e.mu.Lock()
+		n, ended := len(e.readReqs), e.rxEnded
+		e.mu.Unlock()
+		if n > 0 {
+			return true
+		}
+		if ended {
+			return false
+		}
+		select {
+		case <-e.notify:
+			if progress {
+				if !timer.Stop() {
+					<-timer.C
+				}
+				timer.Reset(d)
+			}
+		case <-ctx.Done():
+			return false
+		case <-timer.C:
+			return false
 		}
 	}
 }
@@ -666,6 +840,11 @@ func (e *endpoint) segment(ulpdu []byte, at uint64) error {
 		key.a, key.b = uint64(h.QN), uint64(h.MSN)
 	}
 	m := e.open[key]
+	if !h.T {
+		if err := e.checkUntagged(h, m, ulpdu, at); err != nil {
+			return err
+		}
+	}
 	if m == nil {
 		if len(e.open) >= maxOpenMessages {
 			return fmt.Errorf("peer has more than %d messages in progress", maxOpenMessages)
@@ -699,6 +878,35 @@ func (e *endpoint) segment(ulpdu []byte, at uint64) error {
 	}
 	m.h.Sum(m.info.Digest[:0])
 	e.received1(m.info, seg)
+	return nil
+}
+
+// checkUntagged checks the MSN and MO of an untagged segment (RFC 5041 §5.1,
+// §7.2; PROTOCOL.md C), m being the message it continues (nil for a new
+// one): a new message on a queue has the MSN after the last one's (1 for
+// the first) and starts at MO 0; a message's next segment starts where the
+// previous one ended. Else it sends Terminate DDP/Untagged Buffer Error
+// 0x03 (Invalid MSN: MSN range is not valid) or 0x04 (Invalid MO), as Linux
+// siw does. The engine's own peer replays the recording's offsets: a
+// message whose first segments were not captured starts past MO 0, and a
+// segment the capture lost leaves a gap; those are what was recorded.
+func (e *endpoint) checkUntagged(h ddp.Header, m *rxMsg, ulpdu []byte, at uint64) error {
+	if m != nil {
+		if e.peerIsEngine || uint64(h.MO) == m.info.Length {
+			return nil
+		}
+		e.sendTerminate(rdmap.Terminate{Layer: uint8(rdmap.LayerDDP), EType: rdmap.ETypeDDPUntagged, Code: 0x04}, ulpdu)
+		return fmt.Errorf("FPDU at stream offset %d: queue %d MSN %d segment at MO %d, where the message's %d octets so far end: sent Terminate DDP/Untagged Buffer Error/0x04 (Invalid MO)", at, h.QN, h.MSN, h.MO, m.info.Length)
+	}
+	if want := e.rxMSN[h.QN] + 1; h.MSN != want {
+		e.sendTerminate(rdmap.Terminate{Layer: uint8(rdmap.LayerDDP), EType: rdmap.ETypeDDPUntagged, Code: 0x03}, ulpdu)
+		return fmt.Errorf("FPDU at stream offset %d: queue %d message with MSN %d, where MSN %d is next: sent Terminate DDP/Untagged Buffer Error/0x03 (Invalid MSN: MSN range is not valid)", at, h.QN, h.MSN, want)
+	}
+	if h.MO != 0 && !e.peerIsEngine {
+		e.sendTerminate(rdmap.Terminate{Layer: uint8(rdmap.LayerDDP), EType: rdmap.ETypeDDPUntagged, Code: 0x04}, ulpdu)
+		return fmt.Errorf("FPDU at stream offset %d: queue %d MSN %d starts at MO %d, not 0: sent Terminate DDP/Untagged Buffer Error/0x04 (Invalid MO)", at, h.QN, h.MSN, h.MO)
+	}
+	e.rxMSN[h.QN] = h.MSN
 	return nil
 }
 

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -297,6 +299,14 @@ func TestProgress(t *testing.T) {
 	if last.MessagesSent != uint64(rep.Messages) || last.OctetsSent == 0 || last.MessagesReceived != uint64(rep.Received) {
 		t.Errorf("last progress %+v, report %d sent %d received", last, rep.Messages, rep.Received)
 	}
+	// Progress, sides and summary count the same octets: the MPA frames
+	// and the FPDUs (both ends are played: what one sends the other gets).
+	c := rep.Conns[0]
+	sent := c.Sides[I2R].SentOctets + c.Sides[R2I].SentOctets
+	recv := c.Sides[I2R].RecvOctets + c.Sides[R2I].RecvOctets
+	if last.OctetsSent != rep.Octets || rep.Octets != sent || last.OctetsReceived != recv || recv != sent {
+		t.Errorf("octets: progress sent %d received %d, summary %d, sides sent %d received %d", last.OctetsSent, last.OctetsReceived, rep.Octets, sent, recv)
+	}
 }
 
 // TestCancel: cancelling the context ends a replay promptly.
@@ -416,5 +426,56 @@ func TestNoSuchConnection(t *testing.T) {
 	}
 	if ss, err := Load("../testdata/siw/basic_ib_read_bw_4096_v2_nocrc.pcap", LoadOptions{Conns: []int{1}}); err != nil || len(ss) != 1 || ss[0].Conn != 1 {
 		t.Errorf("conn 1: %v", err)
+	}
+}
+
+// TestSelectPipe: a display filter needs two passes over the capture; a
+// named pipe (as -r - or -r <(...) give) cannot be read twice, so Load
+// copies it to a temporary file first. The selection is the regular file's.
+func TestSelectPipe(t *testing.T) {
+	path := synthFile(t, "multi-conn")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no named pipe: %v", err)
+	}
+	go func() {
+		w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		w.Write(data)
+		w.Close()
+	}()
+	f, err := filter.Compile("ipv6.addr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second open of the pipe would wait for a writer without end.
+	type result struct {
+		ss  []*Script
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		ss, err := Load(fifo, LoadOptions{Filter: f})
+		done <- result{ss, err}
+	}()
+	var ss []*Script
+	select {
+	case r := <-done:
+		ss, err = r.ss, r.err
+	case <-time.After(20 * time.Second):
+		t.Fatal("Load from a pipe with -Y does not return (it read the pipe twice?)")
+	}
+	if err != nil {
+		t.Fatalf("Load from a pipe with -Y: %v", err)
+	}
+	// multi-conn's IPv6 connection is conn 0 (TestSelect).
+	if len(ss) != 1 || ss[0].Conn != 0 || !ss[0].Initiator.Addr().Is6() || len(ss[0].Messages) != 6 {
+		t.Errorf("selected %v, want the IPv6 connection 0 with its 6 messages", ss)
 	}
 }

@@ -59,6 +59,34 @@ func (n Negotiation) Check() error {
 	return nil
 }
 
+// CheckScripts reports, past Check, a Negotiation that asks for what the
+// replay of scripts cannot carry: IRD, ORD, peer-to-peer and RTR are MPA
+// revision 2 Enhanced data (RFC 6581 §8), so they are refused for a
+// connection whose replayed Request is not revision 2 (recorded so, or
+// made so by Rev or the initiator's RNIC kind): they would be dropped
+// without a word. The replay functions return its error.
+func (o Options) CheckScripts(scripts []*Script) error {
+	n := o.Negotiation
+	if err := n.Check(); err != nil {
+		return err
+	}
+	// Asking for no peer-to-peer mode or no RTR asks for nothing a
+	// revision 1 Request would drop.
+	if n.IRD == nil && n.ORD == nil && (n.P2P == nil || !*n.P2P) && (n.RTR == nil || *n.RTR == 0) {
+		return nil
+	}
+	for _, s := range scripts {
+		p := &plan{s: s, neg: n, init: o.Initiator, resp: o.Responder}
+		if p.raw() {
+			return fmt.Errorf("%w: the IRD, ORD, peer-to-peer and RTR overrides need MPA revision 2 (RFC 6581 §8), and connection %d has no MPA exchange", ErrNegotiation, s.Conn)
+		}
+		if req := p.request(); req.Rev != mpa.Rev2 {
+			return fmt.Errorf("%w: the IRD, ORD, peer-to-peer and RTR overrides need MPA revision 2 (RFC 6581 §8), and connection %d's Request is revision %d", ErrNegotiation, s.Conn, req.Rev)
+		}
+	}
+	return nil
+}
+
 // RNIC is the kind of RDMA NIC whose MPA behaviour the engine emulates
 // (draft-carrier-rddp-rnic-interop, seeds 000/001; PROTOCOL.md section E).
 type RNIC uint8
@@ -228,8 +256,19 @@ func splitEnhanced(f *mpa.Frame) (mpa.Enhanced, []byte, bool) {
 }
 
 // setEnhanced rewrites f's private data for its Rev: revision 2 frames get S
-// and the Enhanced data e in front of ulp, others the ULP data alone.
-func setEnhanced(f *mpa.Frame, e mpa.Enhanced, ulp []byte) {
+// and the Enhanced data e in front of ulp, others the ULP data alone. A frame
+// whose revision is the recorded one's (rec), when the recording has no
+// Enhanced data to rewrite and nothing overrides it (keep), keeps the
+// recorded S bit and private data as captured: a Rev 3 Request's S=1, or a
+// Rev 2 frame without S.
+func setEnhanced(f *mpa.Frame, e mpa.Enhanced, ulp []byte, rec *mpa.Frame, keep bool) {
+	if keep && rec != nil && rec.Rev == f.Rev {
+		if _, _, hadE := rec.Enhanced(); !hadE {
+			f.S, f.PD = rec.S, slices.Clone(rec.PD)
+			f.PDLen = uint16(len(f.PD))
+			return
+		}
+	}
 	if f.Rev == mpa.Rev2 {
 		f.S = true
 		f.PD = append(mpa.AppendEnhanced(nil, e), ulp...)
@@ -306,8 +345,14 @@ func (p *plan) request() mpa.Frame {
 			e.A = true
 		}
 	}
-	setEnhanced(&f, e, ulp)
+	setEnhanced(&f, e, ulp, s.Request, !p.neg.enhanced())
 	return f
+}
+
+// enhanced reports whether n overrides what the Enhanced data of RFC 6581
+// §8 carries (IRD, ORD, peer-to-peer, RTR).
+func (n Negotiation) enhanced() bool {
+	return n.IRD != nil || n.ORD != nil || n.P2P != nil || n.RTR != nil
 }
 
 // chooseRTR picks the RTR type a responder accepts from the offered set:
@@ -394,7 +439,7 @@ func (p *plan) reply(req *mpa.Frame) (f mpa.Frame, closeAfter bool, reason strin
 		}
 		rtrFlags(&e, rtr)
 	}
-	setEnhanced(&f, e, ulp)
+	setEnhanced(&f, e, ulp, s.Reply, !p.neg.enhanced() && p.resp == RNICScript)
 	return f, closeAfter, reason
 }
 

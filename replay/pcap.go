@@ -27,7 +27,7 @@ const pcapSnaplen = 262144
 // frame otherwise).
 func WritePcap(ctx context.Context, w io.Writer, scripts []*Script, o Options) (*Report, error) {
 	o = o.withDefaults()
-	if err := o.Negotiation.Check(); err != nil {
+	if err := o.CheckScripts(scripts); err != nil {
 		return nil, err
 	}
 	bw := bufio.NewWriter(w)

@@ -1,9 +1,12 @@
 package replay
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
+	"os"
 	"slices"
 	"testing"
 
@@ -172,5 +175,45 @@ func TestNegotiationCheck(t *testing.T) {
 	ss := load(t, "../testdata/siw/crc_v2_rping.pcap", LoadOptions{})
 	if _, err := WritePcap(context.Background(), io.Discard, ss, Options{Negotiation: Negotiation{Rev: ptr[uint8](0), CRC: &f}}); !errors.Is(err, ErrNegotiation) {
 		t.Errorf("WritePcap: %v", err)
+	}
+}
+
+// rawFrame finds the MPA frame with key in a capture file's octets (each
+// frame sits whole in one packet of these captures) and returns its octets:
+// the key, the flags octet, Rev, PD_Length and the private data (RFC 5044
+// §7.1.1), read without the decoder.
+func rawFrame(t *testing.T, path string, key []byte) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(b, key)
+	if i < 0 || i+20 > len(b) {
+		return nil
+	}
+	n := 20 + int(binary.BigEndian.Uint16(b[i+18:]))
+	return b[i : i+n]
+}
+
+// TestFramesAsRecorded replays captures without overrides and checks that
+// the MPA Request and Reply go out octet for octet as captured: flags
+// (the S bit of a Rev 3 Request included), revision and private data.
+func TestFramesAsRecorded(t *testing.T) {
+	for _, name := range []string{"no-reply", "rev1-crc", "rev2-enhanced", "rev2-p2p-read-rtr", "reject"} {
+		t.Run(name, func(t *testing.T) {
+			in := "../testdata/synth/" + name + ".pcap"
+			out, _ := toPcap(t, load(t, in, LoadOptions{}), Options{})
+			for _, key := range [][]byte{mpa.KeyRequest[:], mpa.KeyReply[:]} {
+				want, got := rawFrame(t, in, key), rawFrame(t, out, key)
+				if !bytes.Equal(got, want) {
+					t.Errorf("%s frame replayed as\n% x\nrecorded\n% x", key[7:10], got, want)
+				}
+			}
+		})
+	}
+	// The Rev 3 Request keeps S (octet 16, 0x10: PROTOCOL.md B).
+	if f := rawFrame(t, "../testdata/synth/no-reply.pcap", mpa.KeyRequest[:]); f == nil || f[16]&0x10 == 0 || f[17] != 3 {
+		t.Errorf("no-reply.pcap's Request is not the Rev 3 S=1 frame this test is about: % x", f)
 	}
 }

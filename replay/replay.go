@@ -55,7 +55,11 @@ type Timeouts struct {
 	Handshake time.Duration
 	// Wait bounds the wait for the peer's message a message depends on
 	// (causal order); past it the message is sent anyway and the wait is
-	// reported: 5s.
+	// reported: 5s. Two waits end otherwise: a peer-to-peer responder
+	// that has no RTR from the initiator by then sends nothing and ends
+	// the connection with an error (RFC 6581 §4), and against a real
+	// peer an RDMA Read Response whose Read Request has not come is held
+	// until one comes (SideReport.NotSent lists those for which none did).
 	Wait time.Duration
 	// IO bounds each socket write: 10s.
 	IO time.Duration
@@ -214,6 +218,10 @@ type SideReport struct {
 	TermSent, TermRecv *rdmap.Terminate
 	// Waits lists the causal waits that timed out.
 	Waits []WaitTimeout
+	// NotSent lists the RDMA Read Responses (indexes in the replayed
+	// message list) not sent to a real peer because no RDMA Read Request
+	// came for them.
+	NotSent []int
 	// Streaming is set when the side went past the MPA exchange to the
 	// RDMA messages (not when the connection was rejected, closed by the
 	// exchange, or failed before it completed).
@@ -354,6 +362,9 @@ func (r *Report) WriteText(w io.Writer) error {
 			for _, wt := range s.Waits {
 				fmt.Fprintf(&b, "    message %d sent after a timeout: it waits for %d peer messages, %d had arrived\n", wt.Message, wt.Needed, wt.Received)
 			}
+			for _, i := range s.NotSent {
+				fmt.Fprintf(&b, "    message %d (RDMA Read Response) not sent: no RDMA Read Request came for it\n", i)
+			}
 			if s.Err != nil {
 				sideErr = true
 				if named == nil || !errors.Is(named, s.Err) {
@@ -422,12 +433,14 @@ func octets(v float64) string {
 // connReport assembles a connection's report from the sides played.
 func connReport(s *Script, sides [2]*endpoint) *ConnReport {
 	c := &ConnReport{Conn: s.Conn, Initiator: s.Initiator, Responder: s.Responder}
-	var played [2]bool
+	var played, fault [2]bool
 	for d, e := range sides {
 		if e != nil {
 			r := e.rep
 			c.Sides[d] = &r
 			played[d] = true
+			fault[d] = e.peerFault
+			c.Mismatches = append(c.Mismatches, e.frames...)
 		}
 	}
 	switch {
@@ -440,8 +453,9 @@ func connReport(s *Script, sides [2]*endpoint) *ConnReport {
 	}
 	o := c.Outcome
 	// A close or reject the engine emulated is the expected result; one by
-	// a real peer leaves the recorded messages missing.
-	emulated := (o.Closed && played[o.ClosedBy]) || (o.Rejected && played[R2I])
+	// a real peer, or by the engine because of a real peer's bad Reply,
+	// leaves the recorded messages missing.
+	emulated := (o.Closed && played[o.ClosedBy] && !fault[o.ClosedBy]) || (o.Rejected && played[R2I])
 	for d, r := range c.Sides {
 		if r == nil {
 			continue
@@ -510,7 +524,7 @@ func addrPort(a net.Addr) netip.AddrPort {
 // compares what each side receives with the recording.
 func Loopback(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 	o = o.withDefaults()
-	if err := o.Negotiation.Check(); err != nil {
+	if err := o.CheckScripts(scripts); err != nil {
 		return nil, err
 	}
 	addr, err := checkLoopback(o.Addr)
@@ -530,7 +544,7 @@ func Loopback(ctx context.Context, scripts []*Script, o Options) (*Report, error
 // a loopback address); the caller closes it.
 func LoopbackOn(ctx context.Context, ln *net.TCPListener, scripts []*Script, o Options) (*Report, error) {
 	o = o.withDefaults()
-	if err := o.Negotiation.Check(); err != nil {
+	if err := o.CheckScripts(scripts); err != nil {
 		return nil, err
 	}
 	la := addrPort(ln.Addr())
@@ -623,7 +637,7 @@ func runPair(ctx context.Context, o *Options, ie, re *endpoint) {
 // goes to addr and nowhere else.
 func Connect(ctx context.Context, addr string, scripts []*Script, o Options) (*Report, error) {
 	o = o.withDefaults()
-	if err := o.Negotiation.Check(); err != nil {
+	if err := o.CheckScripts(scripts); err != nil {
 		return nil, err
 	}
 	st := &stats{start: time.Now()}
@@ -661,7 +675,7 @@ func Connect(ctx context.Context, addr string, scripts []*Script, o Options) (*R
 // recording.
 func Listen(ctx context.Context, ln *net.TCPListener, scripts []*Script, o Options) (*Report, error) {
 	o = o.withDefaults()
-	if err := o.Negotiation.Check(); err != nil {
+	if err := o.CheckScripts(scripts); err != nil {
 		return nil, err
 	}
 	st := &stats{start: time.Now()}

@@ -8,6 +8,7 @@ import (
 	"hash"
 	"io"
 	"net/netip"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -164,11 +165,14 @@ var (
 // asked for (LoadOptions.Conns) is not an iWARP connection of the capture.
 // errors.Is(err, ErrNoConnections) holds.
 type NoConnectionError struct {
-	Wanted []int // the ids asked for that the capture does not have
+	Wanted []int // the ids asked for that the capture does not have (none: no selection was given, and the capture has no iWARP connection)
 	Have   []int // the capture's iWARP connection ids, ascending
 }
 
 func (e *NoConnectionError) Error() string {
+	if len(e.Wanted) == 0 {
+		return "replay: the capture has no iWARP connection"
+	}
 	var b strings.Builder
 	b.WriteString("replay: no iWARP connection")
 	if len(e.Wanted) > 1 {
@@ -214,10 +218,21 @@ const (
 	maxOpenMessages    = 4096
 )
 
-// Load reads the capture file at path and returns the script of each selected
-// connection, in connection order.
+// Load reads the capture file at path ("-": standard input) and returns the
+// script of each selected connection, in connection order. A Filter needs
+// two passes: a path that cannot be read twice (standard input, a pipe) is
+// first copied to a temporary file (os.CreateTemp's directory, removed
+// before Load returns), so that memory does not grow with the capture.
 func Load(path string, o LoadOptions) ([]*Script, error) {
 	if o.Filter != nil {
+		if !rereadable(path) {
+			tmp, err := spool(path)
+			if err != nil {
+				return nil, err
+			}
+			defer os.Remove(tmp)
+			path = tmp
+		}
 		sel, err := selectConns(path, o)
 		if err != nil {
 			return nil, err
@@ -234,6 +249,43 @@ func Load(path string, o LoadOptions) ([]*Script, error) {
 	}
 	defer src.Close()
 	return Extract(src, o)
+}
+
+// rereadable reports whether path names a regular file, which Load can
+// read twice.
+func rereadable(path string) bool {
+	if path == "-" {
+		return false
+	}
+	fi, err := os.Stat(path)
+	return err != nil || fi.Mode().IsRegular() // a missing file fails in Open
+}
+
+// spool copies the capture at path ("-": standard input) to a temporary file
+// and returns its name.
+func spool(path string) (string, error) {
+	in := os.Stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		in = f
+	}
+	tmp, err := os.CreateTemp("", "iwarpreplay-*.cap")
+	if err != nil {
+		return "", fmt.Errorf("replay: copying %s to a temporary file for the display filter's two passes: %w", path, err)
+	}
+	_, err = io.Copy(tmp, in)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("replay: copying %s to a temporary file for the display filter's two passes: %w", path, err)
+	}
+	return tmp.Name(), nil
 }
 
 // selectConns runs the display filter over the file and returns the ids of
@@ -592,6 +644,10 @@ func (x *extractor) finish() ([]*Script, error) {
 		}
 	}
 	if len(out) == 0 {
+		if len(x.o.Conns) == 0 && x.o.Filter == nil && len(x.iwarp) == 0 {
+			// Nothing was selected away: there is nothing to select.
+			return nil, &NoConnectionError{}
+		}
 		return nil, ErrNoConnections
 	}
 	return out, nil

@@ -150,6 +150,11 @@ func TestTerminate(t *testing.T) {
 		{name: "invalid QN", seg: with(send, func(s *rdmap.Segment) { s.DDP.QN = 9 }), layer: rdmap.LayerDDP, etype: 2, code: 0x01, withDDP: true},
 		{name: "RDMAP version 0", seg: with(send, func(s *rdmap.Segment) { s.RV = 0 }), layer: rdmap.LayerRDMAP, etype: 2, code: 0x05, withDDP: true, err: dissect.ErrBadVersion},
 		{name: "unknown opcode", seg: with(send, func(s *rdmap.Segment) { s.Opcode = 0xC }), layer: rdmap.LayerRDMAP, etype: 2, code: 0x06, withDDP: true, err: dissect.ErrUnknownOpcode},
+		// The first Send on queue 0 has MSN 1 (PROTOCOL.md C), and a
+		// message starts at MO 0: RFC 5041 §7.2's Untagged Buffer Errors
+		// 0x03 and 0x04 (PROTOCOL.md C table; Linux siw siw_qp_rx.c).
+		{name: "MSN out of range", seg: with(send, func(s *rdmap.Segment) { s.DDP.MSN = 5 }), layer: rdmap.LayerDDP, etype: 2, code: 0x03, withDDP: true},
+		{name: "first segment past MO 0", seg: with(send, func(s *rdmap.Segment) { s.DDP.MO = 100 }), layer: rdmap.LayerDDP, etype: 2, code: 0x04, withDDP: true},
 		{name: "Send on a tagged segment", seg: with(send, func(s *rdmap.Segment) { s.DDP.T = true; s.DDP.STag = 7 }), layer: rdmap.LayerRDMAP, etype: 2, code: 0x06, withDDP: true},
 	}
 	for _, tc := range tests {

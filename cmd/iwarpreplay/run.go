@@ -33,7 +33,7 @@ type flags struct {
 	ird, ord                int
 	p2p, rtr, rnic          string
 	speed, maxRate          string
-	timeout, idle           time.Duration
+	timeout, idle, accept   time.Duration
 	payloadCap              string
 	decodeAs                multiFlag
 	quiet, list             bool
@@ -44,6 +44,15 @@ const usageText = `usage: iwarpreplay -r FILE [--conn IDS | -Y EXPR] [--loopback
 Replay the iWARP connections of a capture over real TCP sockets (or into a
 capture file), rebuilding MPA framing for the new connection. Without a mode,
 --loopback plays both ends on 127.0.0.1.
+
+Connections are replayed one after the other, in connection order, each
+from its MPA exchange: --speed orig keeps the recorded gaps inside a
+connection, not the overlap of connections that ran at the same time (the
+next starts when the previous one has ended). Octet counts (progress lines,
+per side, summary) are TCP payload octets: MPA Request/Reply and FPDUs,
+markers included. To play both ends in a network namespace of your own,
+run the command in it: ip netns add NS; ip netns exec NS ip link set lo up;
+ip netns exec NS iwarpreplay -r FILE; ip netns del NS.
 `
 
 func newFlagSet(stderr io.Writer) (*flag.FlagSet, *flags) {
@@ -56,7 +65,7 @@ func newFlagSet(stderr io.Writer) (*flag.FlagSet, *flags) {
 	}
 	fs.StringVar(&f.read, "r", "", "read the connections to replay from `FILE` (pcap or pcapng)")
 	fs.StringVar(&f.conns, "conn", "", "replay only the connections with these `IDS` (comma-separated, ranges as 2-4; the conn numbers of iwarpdump)")
-	fs.StringVar(&f.display, "Y", "", "replay only the connections with a record matching the display filter `EXPR`")
+	fs.StringVar(&f.display, "Y", "", "replay only the connections with a record matching the display filter `EXPR` (two passes: -r - or a pipe is first copied to a temporary file in $TMPDIR)")
 	fs.BoolVar(&f.loopback, "loopback", false, "play both ends over sockets on a loopback address (the default mode)")
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:0", "with --loopback: listen on `ADDR` (a loopback address; [::1]:0 for IPv6)")
 	fs.StringVar(&f.connect, "connect", "", "play the initiator against the responder at `HOST:PORT` and compare its answers with the recording")
@@ -66,14 +75,15 @@ func newFlagSet(stderr io.Writer) (*flag.FlagSet, *flags) {
 	fs.StringVar(&f.markers, "markers", "", "markers in directions `DIRS`: none, i2r, r2i or both")
 	fs.StringVar(&f.crc, "crc", "", "CRC in both directions: `SWITCH` on or off")
 	f.ird, f.ord = -1, -1 // not given: the recording's
-	fs.Func("ird", "initiator's MPA rev 2 IRD `N` (at most 16383; default: the recording's)", intFlag(&f.ird))
+	fs.Func("ird", "initiator's MPA rev 2 IRD `N` (at most 16383; default: the recording's); like --ord, --p2p and --rtr, refused (exit 2) when the replayed Request is not rev 2", intFlag(&f.ird))
 	fs.Func("ord", "initiator's MPA rev 2 ORD `N` (at most 16383; default: the recording's)", intFlag(&f.ord))
-	fs.StringVar(&f.p2p, "p2p", "", "MPA rev 2 peer-to-peer model: `SWITCH` on or off")
-	fs.StringVar(&f.rtr, "rtr", "", "RTR `TYPES` the initiator offers: comma-separated send, write, read, or none")
+	fs.StringVar(&f.p2p, "p2p", "", "MPA rev 2 peer-to-peer model: `SWITCH` on or off (needs rev 2: recorded, or --rev 2)")
+	fs.StringVar(&f.rtr, "rtr", "", "RTR `TYPES` the initiator offers: comma-separated send, write, read, or none (needs rev 2: recorded, or --rev 2; turns --p2p on)")
 	fs.StringVar(&f.rnic, "rnic", "", "answer MPA exchanges as RNIC `TYPE`: rdmac, ietf or ietf-permissive; INIT,RESP for different ends")
 	fs.StringVar(&f.speed, "speed", "max", "pacing `S`: max (as fast as possible), orig (recorded timing), or a factor as 2x or 0.5x")
 	fs.StringVar(&f.maxRate, "max-rate", "", "bound each side to `RATE` octets per second (suffix k, M, G: powers of 1000)")
 	fs.DurationVar(&f.timeout, "timeout", 5*time.Second, "bound connecting, the MPA exchange and each wait for a peer message to `DUR`")
+	fs.DurationVar(&f.accept, "accept-timeout", 2*time.Minute, "with --listen: wait at most `DUR` for each initiator to connect (--timeout does not bound it)")
 	fs.DurationVar(&f.idle, "idle", 2*time.Second, "wait at most `DUR` for the peer's last messages at the end")
 	fs.StringVar(&f.payloadCap, "payload-cap", "64M", "keep at most `SIZE` payload octets in memory; messages past it are replayed with generated octets")
 	fs.Var(&f.decodeAs, "decode-as", "force iWARP decoding of matching connections, as iwarpdump --decode-as `SPEC` (repeatable)")
@@ -120,6 +130,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usage("%v", err)
 	}
+	if err := o.Negotiation.Check(); err != nil {
+		return usage("%v", err)
+	}
 	scripts, err := replay.Load(f.read, lo)
 	if err != nil {
 		fmt.Fprintf(stderr, "iwarpreplay: %s: %v\n", f.read, err)
@@ -136,9 +149,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
+	// Every usage error before anything is created or sent: --to-pcap
+	// must not truncate a file for a replay that cannot run.
+	if err := o.CheckScripts(scripts); err != nil {
+		if o.Negotiation.Rev == nil {
+			return usage("%v; add --rev 2", err)
+		}
+		return usage("%v", err)
+	}
 	if !f.quiet {
 		o.Progress = func(p replay.Progress) {
-			fmt.Fprintf(stderr, "iwarpreplay: conn %d: %d messages sent, %d received, %d octets, %.0f octets/s\n",
+			fmt.Fprintf(stderr, "iwarpreplay: conn %d: %d messages sent, %d received, %d octets sent, %.0f octets/s\n",
 				p.Conn, p.MessagesSent, p.MessagesReceived, p.OctetsSent, p.Rate)
 		}
 	}
@@ -322,10 +343,10 @@ func replayOptions(f *flags) (replay.Options, error) {
 		}
 		o.MaxRate = r
 	}
-	if f.timeout <= 0 || f.idle <= 0 {
-		return o, fmt.Errorf("--timeout and --idle must be positive")
+	if f.timeout <= 0 || f.idle <= 0 || f.accept <= 0 {
+		return o, fmt.Errorf("--timeout, --idle and --accept-timeout must be positive")
 	}
-	o.Timeouts = replay.Timeouts{Dial: f.timeout, Handshake: f.timeout, Wait: f.timeout, Idle: f.idle}
+	o.Timeouts = replay.Timeouts{Dial: f.timeout, Handshake: f.timeout, Wait: f.timeout, Idle: f.idle, Accept: f.accept}
 	return o, nil
 }
 

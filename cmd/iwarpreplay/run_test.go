@@ -53,6 +53,8 @@ func TestUsage(t *testing.T) {
 		{[]string{"-r", "../../testdata/siw/basic_ib_read_bw_4096_v2_nocrc.pcap", "--conn", "1,5"}, 2, "no iWARP connection 5 (the capture has iWARP connections 0-1)"},
 		{[]string{"-r", "../../testdata/siw/basic_ib_read_bw_4096_v2_nocrc.pcap", "--conn", "2,4-6"}, 2, "no iWARP connections 2, 4-6 (the capture has iWARP connections 0-1)"},
 		{[]string{"-r", siw, "extra"}, 2, "unexpected arguments"},
+		{[]string{"-r", "../../testdata/rxe/rxe_v4_rping.pcap", "--list"}, 2, "the capture has no iWARP connection"},
+		{[]string{"-r", siw, "--accept-timeout", "0s"}, 2, "--accept-timeout"},
 		{[]string{"-h"}, 0, "usage: iwarpreplay"},
 	}
 	for _, tc := range tests {
@@ -220,5 +222,40 @@ func TestInterruptSignal(t *testing.T) {
 	if !strings.HasSuffix(out, ", interrupted (interrupt signal received)\n") || strings.Contains(out, "mismatch:") ||
 		strings.Contains(out, "error:") || stderr.Len() > 0 {
 		t.Errorf("stdout:\n%s\nstderr:\n%s", out, stderr.String())
+	}
+}
+
+// TestUsageBeforeOutput: a replay refused for its negotiation exits 2 and
+// leaves the --to-pcap file as it was; the MPA rev 2 options on a replay
+// whose Request is not rev 2 are refused (they would be dropped).
+func TestUsageBeforeOutput(t *testing.T) {
+	rev1 := "../../testdata/synth/rev1-crc.pcap"
+	out := filepath.Join(t.TempDir(), "keep.pcap")
+	tests := []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--rev", "0", "--crc", "off"}, "impossible negotiation"},
+		{[]string{"--rtr", "read"}, "need MPA revision 2"},
+		{[]string{"--rev", "1", "--p2p", "on", "--ird", "5"}, "Request is revision 1"},
+		{[]string{"--ord", "3"}, "add --rev 2"},
+		{[]string{"-r", siw, "--rnic", "rdmac", "--ird", "3"}, "Request is revision 0"},
+	}
+	for _, tc := range tests {
+		if err := os.WriteFile(out, []byte("hello\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := append([]string{"-q", "-r", rev1, "--to-pcap", out}, tc.args...)
+		code, _, stderr := runCmd(t, args...)
+		if code != 2 || !strings.Contains(stderr, tc.msg) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.msg)
+		}
+		if b, err := os.ReadFile(out); err != nil || string(b) != "hello\n" {
+			t.Errorf("%q: the --to-pcap file holds %q (%v), want it untouched", tc.args, b, err)
+		}
+	}
+	// Asking for no peer-to-peer mode drops nothing: accepted.
+	if code, _, stderr := runCmd(t, "-q", "-r", rev1, "--to-pcap", out, "--p2p", "off", "--rtr", "none"); code != 0 {
+		t.Errorf("--p2p off on rev 1: exit %d: %s", code, stderr)
 	}
 }
