@@ -119,7 +119,7 @@ func (e *endpoint) run(ctx context.Context) {
 		return
 	}
 	e.rep.Streaming = true
-	e.msgs = buildMessages(e.p.s, &e.out, e.p.resp != RNICScript && !e.out.NoMPA)
+	e.msgs = buildMessages(e.p.s, &e.out, e.p.resp != RNICScript && !e.out.NoMPA, sendMSS(e.c))
 	for i := range e.msgs {
 		if e.msgs[i].dir != e.side {
 			e.exp = append(e.exp, e.msgs[i].info(e.peerIsEngine))
@@ -155,7 +155,7 @@ func (e *endpoint) recordedExpected() []MessageInfo {
 		return nil
 	}
 	var out []MessageInfo
-	for _, m := range buildMessages(p.s, &o, p.resp != RNICScript) {
+	for _, m := range buildMessages(p.s, &o, p.resp != RNICScript, sendMSS(e.c)) {
 		if m.dir != e.side {
 			out = append(out, m.info(false))
 		}
@@ -639,8 +639,12 @@ func (e *endpoint) sendMessage(ctx context.Context, m *pmsg) error {
 			fill(s.Payload, sg.Off)
 		}
 		// Coalesce a message's FPDUs into writes of up to coalesceMax
-		// octets (one FPDU per write when the rate is bounded).
-		flush := sg.Last || i == len(m.segs)-1 || e.o.MaxRate > 0
+		// octets (one FPDU per write when the rate is bounded, and in
+		// WritePcap, which makes a write's octets TCP segments of
+		// Options.MSS: an FPDU then starts a segment, as senders align
+		// them, RFC 5044 §8).
+		_, sim := e.c.(*memConn)
+		flush := sg.Last || i == len(m.segs)-1 || e.o.MaxRate > 0 || sim
 		n, err := e.sendSegment(s, flush)
 		if err != nil {
 			return err

@@ -89,8 +89,10 @@ func rtrMessages(t mpa.RTRSet) []pmsg {
 // messages the recording shows before the initiator's first one are moved
 // after it: an emulated RNIC keeps the rule that the responder sends no FPDU
 // before it has received the initiator's first (RFC 5044 §7.1; seed 003
-// §4.2), which some recordings (Linux siw) break.
-func buildMessages(s *Script, o *Outcome, responderWaits bool) []pmsg {
+// §4.2), which some recordings (Linux siw) break. mss is the TCP segment
+// size of the connection (0: not known): in a direction whose markers the
+// replay turns on, segments are cut to fit it (resegment).
+func buildMessages(s *Script, o *Outcome, responderWaits bool, mss int) []pmsg {
 	var out []pmsg
 	if o.P2P {
 		out = rtrMessages(o.RTR)
@@ -119,6 +121,9 @@ func buildMessages(s *Script, o *Outcome, responderWaits bool) []pmsg {
 			}
 			h.Sum(pm.digest[:0])
 		}
+		if on := [2]bool{o.MarkersI2R, o.MarkersR2I}; mss > 0 && on[m.Dir] && !s.markers(m.Dir) {
+			pm.segs = resegment(pm.segs, &m.Head, mss)
+		}
 		out = append(out, pm)
 	}
 	if responderWaits {
@@ -144,6 +149,37 @@ func buildMessages(s *Script, o *Outcome, responderWaits bool) []pmsg {
 		}
 		m.after = seen[m.dir.Other()]
 		seen[m.dir]++
+	}
+	return out
+}
+
+// resegment cuts the segments of a message whose head is h so that each
+// FPDU fits in one TCP segment of mss octets with markers (RFC 5044 §8,
+// MULPDU; PROTOCOL.md A.3): the recording's segments were sized for a
+// direction without markers, and the two or three markers a full segment
+// gains would make every FPDU straddle two TCP segments. Messages without
+// payload (Read Requests, Terminates, Atomics) keep their one segment. It
+// returns segs itself when nothing needs cutting.
+func resegment(segs []Segment, h *rdmap.Segment, mss int) []Segment {
+	hdr := ddp.UntaggedHeaderLen
+	if h.DDP.T {
+		hdr = ddp.TaggedHeaderLen
+	}
+	hdr += h.Opcode.HeaderLen()
+	most := mpa.MULPDU(mss, true) - hdr
+	if most <= 0 || !slices.ContainsFunc(segs, func(sg Segment) bool { return sg.PayloadLen > most }) {
+		return segs
+	}
+	var out []Segment
+	for _, sg := range segs {
+		for k := 0; k == 0 || k < sg.PayloadLen; k += most {
+			n := min(most, sg.PayloadLen-k)
+			piece := Segment{Off: sg.Off + uint64(k), Last: sg.Last && k+n == sg.PayloadLen, PayloadLen: n}
+			if sg.Payload != nil {
+				piece.Payload = sg.Payload[k : k+n : k+n]
+			}
+			out = append(out, piece)
+		}
 	}
 	return out
 }

@@ -189,7 +189,7 @@ func TestPayloadCap(t *testing.T) {
 	}
 	out, _ := toPcap(t, capped, Options{})
 	again := load(t, out, LoadOptions{})
-	plan := buildMessages(capped[0], &Outcome{V: 1}, false)
+	plan := buildMessages(capped[0], &Outcome{V: 1}, false, 0)
 	for i := range again[0].Messages {
 		g, w := &again[0].Messages[i], &plan[i]
 		if g.Length != w.length || g.Digest != w.digest || g.Head.Opcode != w.head.Opcode {

@@ -53,6 +53,7 @@ func WritePcap(ctx context.Context, w io.Writer, scripts []*Script, o Options) (
 		p := &plan{s: s, neg: o.Negotiation, init: o.Initiator, resp: o.Responder}
 		ic, rc := memPipe()
 		sim := newTCPSim(pw, clk, s, i, o.MSS)
+		ic.mss, rc.mss = sim.mss, sim.mss
 		ic.tap = func(b []byte, fin bool) { sim.write(I2R, b, fin) }
 		rc.tap = func(b []byte, fin bool) { sim.write(R2I, b, fin) }
 		sim.handshake()

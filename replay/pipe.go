@@ -67,6 +67,9 @@ func waitChange(ch chan struct{}, deadline time.Time) bool {
 type memConn struct {
 	rd, wr *memBuf
 	tap    func(data []byte, fin bool)
+	// mss is the TCP payload of the segments tap cuts the octets into
+	// (WritePcap's Options.MSS), 0 when nothing does.
+	mss int
 
 	dmu       sync.Mutex
 	rdeadline time.Time
@@ -188,3 +191,6 @@ func (c *memConn) Close() error {
 	b.mu.Unlock()
 	return nil
 }
+
+// MSS returns the segment size of the connection's TCP (sendMSS).
+func (c *memConn) MSS() int { return c.mss }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/iwarpkit/iwarpkit/dissect/mpa"
 	"github.com/iwarpkit/iwarpkit/flows"
+	"github.com/iwarpkit/iwarpkit/internal/testutil"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -215,5 +216,47 @@ func TestFramesAsRecorded(t *testing.T) {
 	// The Rev 3 Request keeps S (octet 16, 0x10: PROTOCOL.md B).
 	if f := rawFrame(t, "../testdata/synth/no-reply.pcap", mpa.KeyRequest[:]); f == nil || f[16]&0x10 == 0 || f[17] != 3 {
 		t.Errorf("no-reply.pcap's Request is not the Rev 3 S=1 frame this test is about: % x", f)
+	}
+}
+
+// TestResegmentToMULPDU: markers turned on by the replay for a direction the
+// recording had none in (siw's FPDUs fill 1448-octet segments without
+// markers) cut its segments to MULPDU (RFC 5044 §8; PROTOCOL.md A.3): for
+// the 1448-octet segments WritePcap writes, no FPDU is longer than 1448
+// octets on the wire nor spans two TCP segments, and the messages are the
+// recorded ones. The direction without markers keeps the recorded
+// segments.
+func TestResegmentToMULPDU(t *testing.T) {
+	orig := load(t, "../testdata/siw/crc_v2_iwtest_ops.pcap", LoadOptions{})
+	if orig[0].MarkersI2R || orig[0].MarkersR2I {
+		t.Fatal("the recording has markers")
+	}
+	out, rep := toPcap(t, orig, Options{Negotiation: Negotiation{MarkersI2R: ptr(true), MarkersR2I: ptr(false)}})
+	if !rep.OK() {
+		t.Fatalf("replay not clean: %+v", rep.Conns[0])
+	}
+	checkFraming(t, out, 0, true, false, true)
+	var big [3]int
+	for _, r := range testutil.Decode(t, out, flows.Options{}) {
+		if r.Type != flows.RecFPDU {
+			continue
+		}
+		f := r.FPDU
+		if r.Dir == flows.DirI2R && (len(f.Frames) != 1 || f.Len > 1448) {
+			t.Errorf("frame %d: i2r FPDU of %d octets in frames %v", r.Frame, f.Len, f.Frames)
+		}
+		if f.Len > 1400 {
+			big[r.Dir]++
+		}
+	}
+	if big[flows.DirI2R] == 0 || big[flows.DirR2I] == 0 {
+		t.Errorf("FPDUs over 1400 octets: i2r %d, r2i %d; want some each way (full segments)", big[flows.DirI2R], big[flows.DirR2I])
+	}
+	again := load(t, out, LoadOptions{})
+	a, b := infos(orig[0], true), infos(again[0], true)
+	for d := range a {
+		if !slices.Equal(a[d], b[d]) {
+			t.Errorf("%s: messages differ\n recorded %v\n replayed %v", Dir(d), a[d], b[d])
+		}
 	}
 }

@@ -93,6 +93,14 @@ type Script struct {
 	Fillers int
 }
 
+// markers reports whether the recorded FPDUs of direction d carry markers.
+func (s *Script) markers(d Dir) bool {
+	if d == I2R {
+		return s.MarkersI2R
+	}
+	return s.MarkersR2I
+}
+
 // Message is one recorded RDMA message (RFC 5040 §4, its DDP segments gathered
 // per RFC 5041 §5).
 type Message struct {
