@@ -172,12 +172,17 @@ func TestMidstreamDropTruth(t *testing.T) {
 // longConn is a connection of n random operations, as audit C's generator
 // (gen/long.go) makes them: markers both ways, CRC as crc says.
 func longConn(seed int64, n int, crc bool, start int) synth.Scenario {
+	return longConnM(seed, n, true, crc, start)
+}
+
+// longConnM is longConn with markers as mk says.
+func longConnM(seed int64, n int, mk, crc bool, start int) synth.Scenario {
 	r := rand.New(rand.NewSource(seed))
 	c := synth.Conn{
 		Initiator: netip.MustParseAddrPort("192.0.2.2:40100"),
 		Responder: netip.MustParseAddrPort("192.0.2.1:7174"),
 		Handshake: true,
-		MPA:       &synth.MPAParams{Request: synth.MPAFrame{Rev: 1, M: true, C: crc}, Reply: synth.MPAFrame{Rev: 1, M: true, C: crc}},
+		MPA:       &synth.MPAParams{Request: synth.MPAFrame{Rev: 1, M: mk, C: crc}, Reply: synth.MPAFrame{Rev: 1, M: mk, C: crc}},
 	}
 	for i := 0; i < n; i++ {
 		d := synth.Dir(r.Intn(2))
@@ -210,6 +215,22 @@ func TestMidstreamGridWaits(t *testing.T) {
 		// Only FPDUs before each direction's first lock may be missed.
 		if missed > 4 {
 			t.Errorf("start at frame %d: %d of %d captured FPDUs not reported", start, missed, captured)
+		}
+	}
+}
+
+// TestMidstreamNoMarkersNoCRC: without markers and without CRC, a run of
+// long FPDUs covers a marker interval with its first FPDU, but the lock
+// still needs chainLen consistent headers; it waited for ever for them (the
+// walk stopped at the interval), and every FPDU before the next lock was
+// lost. Every captured FPDU must be reported.
+func TestMidstreamNoMarkersNoCRC(t *testing.T) {
+	for seed := int64(1); seed <= 4; seed++ {
+		for _, start := range []int{10, 25, 40} {
+			ps, truth := genPackets(t, longConnM(seed, 80, false, false, start))
+			if missed, captured := compareTruth(t, truth, decodePacketsOpts(ps, flows.Options{})); missed > 0 {
+				t.Errorf("seed %d start at frame %d: %d of %d captured FPDUs not reported", seed, start, missed, captured)
+			}
 		}
 	}
 }

@@ -638,11 +638,11 @@ func (d *direction) midstreamChain(p uint64, final bool) int {
 	q := p
 	for n < maxMarkerChain {
 		crcOn := knownOn || !knownOff && (valid > 0 || dv0)
-		conf := q
+		conf, confN := q, n
 		if crcOn {
-			conf = validEnd
+			conf, confN = validEnd, validN
 		}
-		if conf-p >= markers.Interval && conf > p {
+		if conf > p && conf-p >= markers.Interval && (crcOn || confN >= chainLen) {
 			break
 		}
 		ok, w, crcOK, need := d.candidateAt(q, false, markers.Grid{}, !knownOff)
