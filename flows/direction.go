@@ -323,6 +323,7 @@ func (d *direction) gap(off, end uint64, frame uint64, cut bool) {
 	if end <= off || d.mode == modeDead {
 		return
 	}
+	d.settleBeforeGap()
 	d.lossy = true
 	if cut {
 		d.c.cutSegs++
@@ -679,12 +680,35 @@ func (d *direction) inferNegotiation() {
 	}
 	crc := d.crcKnown && d.crc
 	if !d.crcKnown {
-		g := markers.Grid{Origin: d.origin}
-		if ok, _, crcOK, _ := d.candidateAt(d.bufOff, mk, g, true); ok && crcOK {
-			crc = true
-		}
+		crc = d.inferCRC(mk)
 	}
 	d.startFPDU(mk, crc)
+}
+
+// inferCRC decides CRC use for inferNegotiation: on when the MPA frame
+// captured asked for it (CRC is used when either side sets C, RFC 5044
+// §7.1) or is RDMAC (rev 0: always on), else when the CRC32c of one of the
+// first FPDUs validates, not only the first one's: a first FPDU whose CRC
+// is bad must not turn CRC off for the direction.
+func (d *direction) inferCRC(mk bool) bool {
+	for _, m := range []*MPARecord{d.c.req, d.c.rep} {
+		if m != nil && (m.Frame.C || m.Frame.Rev == 0) {
+			return true
+		}
+	}
+	g := markers.Grid{Origin: d.origin}
+	s := d.bufOff
+	for range 8 {
+		ok, w, crcOK, _ := d.candidateAt(s, mk, g, true)
+		if !ok {
+			return false
+		}
+		if crcOK {
+			return true
+		}
+		s += uint64(w)
+	}
+	return false
 }
 
 // finish is called at the end of the capture for the direction.

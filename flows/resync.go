@@ -190,18 +190,12 @@ func (d *direction) resync(final bool) bool {
 	if d.markers && d.originKnown {
 		return d.resyncMarkers(final)
 	}
-	if !d.originKnown && (!d.markersKnown || d.markersNeg) {
-		if !d.noMarkerPhase {
-			locked, wait := d.findMarkerPhase(final)
-			if locked {
-				return true
-			}
-			if wait {
-				return false
-			}
+	if !d.originKnown && (!d.markersKnown || d.markersNeg) && !d.noMarkerPhase {
+		locked, wait := d.findMarkerPhase(final)
+		if locked {
+			return true
 		}
-		if d.markersForced && d.markersNeg {
-			// Markers were forced: never fall back to a marker-free lock.
+		if wait {
 			return false
 		}
 	}
@@ -218,18 +212,25 @@ const maxMarkerChain = 64
 // findMarkerPhase recovers the marker grid of a direction whose handshake was
 // not captured (RFC 5044 §5.1): candidate phases from markers.FindPhase are
 // accepted only when an FPDU that a marker points to is confirmed, by CRC32c
-// or by a chain of consistent headers framed with that grid.
+// or by a chain of consistent headers framed with that grid. A phase only one
+// marker shows is accepted on a CRC32c that covers that marker alone. While
+// the chain that would confirm a phase several markers agree on is only
+// waiting for more octets, it waits ("wait" is not "fail"): a marker-free
+// lock must not be tried in its place.
 func (d *direction) findMarkerPhase(final bool) (locked, wait bool) {
 	b := d.buf()
 	if len(b) < phaseMinData && !final {
 		return false, true
 	}
+	canWait := !final && len(b) < maxHold
 	cands := markers.FindPhase(b, d.bufOff, nil)
 	for i, cand := range cands {
-		if i >= 8 || cand.Confirmed < 2 {
+		if i >= 8 {
 			break
 		}
+		single := cand.Confirmed < 2
 		g := cand.Grid
+		waited := false
 		for m := g.Next(d.bufOff); m+markers.Size <= d.bufOff+uint64(len(b)); m += markers.Interval {
 			idx := int(m - d.bufOff)
 			ptr := uint64(binary.BigEndian.Uint16(b[idx+2:]))
@@ -237,26 +238,24 @@ func (d *direction) findMarkerPhase(final bool) (locked, wait bool) {
 				continue
 			}
 			start := m - ptr
-			if !d.confirmAt(start, true, g) {
+			ok, w, crcOn := d.confirmAt(start, true, g, final)
+			waited = waited || w
+			if !ok || single && !crcOn {
 				continue
 			}
-			d.consume(int(start - d.bufOff))
-			d.markers = true
-			d.grid = g
-			d.origin = g.Origin
-			d.originKnown = true
-			d.mode = modeFPDU
-			wasMid := !d.everLock && d.midstream
-			d.everLock = true
-			if wasMid {
-				d.c.midstream = true
+			if !d.crcKnown {
+				d.crc, d.crcKnown = crcOn, true
 			}
+			start = d.lockMarkers(start, g)
 			d.c.finding(nil, dissect.SeverityNote, "mpa.midstream_lock",
 				"no MPA handshake captured in this direction: marker grid recovered (phase "+
 					strconv.FormatUint(g.Origin%markers.Interval, 10)+" of 512, "+strconv.Itoa(cand.Confirmed)+
 					" consecutive markers agree) and FPDU framing locked at seq "+strconv.FormatUint(uint64(d.seqOf(start)), 10)+
 					"; CRC "+onOff(d.crc), "RFC 5044 §5.1", d.firstFrame(start))
 			return true, false
+		}
+		if waited && !single && canWait {
+			return false, true
 		}
 	}
 	if len(b) >= 2*phaseMinData || final {
@@ -265,45 +264,107 @@ func (d *direction) findMarkerPhase(final bool) (locked, wait bool) {
 	return false, false
 }
 
+// lockMarkers locks the direction on the marker grid g with the FPDU at
+// stream offset s confirmed, and returns where framing starts: earlier than
+// s when FPDUs before it frame on the grid up to s (backfill), and never at
+// an offset right after a grid point (a marker there is the leading marker,
+// FPDUPTR 0, of an FPDU that starts with it, RFC 5044 §5.1).
+func (d *direction) lockMarkers(s uint64, g markers.Grid) uint64 {
+	if s >= markers.Size && g.IsMarker(s-markers.Size) {
+		if s-markers.Size >= d.bufOff {
+			s -= markers.Size
+		} else if _, w, _, _ := d.candidateAt(s, true, g, false); w > 0 {
+			s += uint64(w) // its leading marker was not captured
+		}
+	}
+	s = d.backfill(s, g)
+	d.consume(int(s - d.bufOff))
+	d.markers, d.grid, d.origin, d.originKnown = true, g, g.Origin, true
+	d.mode = modeFPDU
+	wasMid := !d.everLock && d.midstream
+	d.everLock = true
+	if wasMid {
+		d.c.midstream = true
+	}
+	return s
+}
+
+// backfill returns the earliest buffered offset p <= s from which FPDUs
+// framed on the grid g lead exactly to the confirmed FPDU at s, each of them
+// confirmed: its CRC32c validates when CRC is in use; otherwise the run has
+// two FPDUs or more, or a marker inside an FPDU whose FPDUPTR checks.
+func (d *direction) backfill(s uint64, g markers.Grid) uint64 {
+	if s <= d.bufOff {
+		return s
+	}
+	for p := s - (s-d.bufOff)/4*4; p < s; p += 4 {
+		if p >= markers.Size && g.IsMarker(p-markers.Size) {
+			continue
+		}
+		n, interior, q := 0, 0, p
+		for q < s {
+			ok, w, crcOK, _ := d.candidateAt(q, true, g, d.crc)
+			if !ok || d.crc && !crcOK {
+				break
+			}
+			interior += g.Count(q+1, q+uint64(w))
+			n++
+			q += uint64(w)
+		}
+		if q == s && n > 0 && (d.crc || n >= 2 || interior > 0) {
+			return p
+		}
+	}
+	return s
+}
+
 // confirmAt reports whether an FPDU at stream offset s is confirmed: its CRC
 // validates (and then CRC is in use), or it and the following FPDUs form a
 // chain of chainLen consistent headers (fewer when the data ends first).
-func (d *direction) confirmAt(s uint64, mk bool, g markers.Grid) bool {
-	ok, wire, crcOK, _ := d.candidateAt(s, mk, g, !d.crcKnown || d.crc)
+// wait: the data ends before the chain could tell (not final). crcOn: CRC
+// is in use, as far as the chain shows (a CRC32c of the chain validates).
+// It changes nothing in d.
+func (d *direction) confirmAt(s uint64, mk bool, g markers.Grid, final bool) (ok, wait, crcOn bool) {
+	checkCRC := !d.crcKnown || d.crc
+	ok, wire, crcOK, need := d.candidateAt(s, mk, g, checkCRC)
 	if !ok {
-		return false
+		return false, need && !final, false
 	}
 	// A CRC32c that validates proves the framing, and proves a marker
 	// hypothesis only when the CRC covered a grid point (RFC 5044 §4.1: the
 	// CRC covers the markers inside the FPDU).
 	if crcOK && (!mk || g.Count(s, s+uint64(wire)-mpa.CRCLen) > 0) {
-		if !d.crcKnown {
-			d.crc, d.crcKnown = true, true
-		}
-		return true
+		return true, false, true
 	}
 	if d.crcKnown && d.crc {
-		return false
+		return false, false, false
 	}
 	// Under a marker hypothesis, the zero CRC field of a CRC-less stream
 	// in front of each FPDU looks exactly like a marker with FPDUPTR 0, so
 	// the chain must also hold a marker strictly inside an FPDU (FPDUPTR >
-	// 0, checked by plausible) before the grid is believed.
+	// 0, checked by plausible) before the grid is believed. A CRC32c that
+	// validates anywhere in the chain says CRC is in use: one FPDU whose
+	// CRC is bad does not turn it off.
 	interior := 0
 	if mk {
 		interior = g.Count(s+1, s+uint64(wire))
 	}
+	valid := crcOK
 	chain, q := 1, s+uint64(wire)
 	for chain < chainLen || (mk && interior == 0 && chain < maxMarkerChain) {
-		ok2, w2, _, need := d.candidateAt(q, mk, g, false)
+		ok2, w2, crc2, need := d.candidateAt(q, mk, g, checkCRC)
 		if need {
 			// The data ends: accept a shorter chain only when it ends
-			// exactly at the end of the data.
-			return chain >= 2 && q == d.bufOff+uint64(len(d.buf())) && (!mk || interior > 0)
+			// exactly at the end of the data; otherwise wait for more.
+			if chain >= 2 && q == d.bufOff+uint64(len(d.buf())) && (!mk || interior > 0) {
+				return true, false, valid
+			}
+			return false, !final, false
 		}
 		if !ok2 {
-			return false
+			return false, false, false
 		}
+		valid = valid || crc2
 		if mk {
 			interior += g.Count(q+1, q+uint64(w2))
 		}
@@ -311,12 +372,9 @@ func (d *direction) confirmAt(s uint64, mk bool, g markers.Grid) bool {
 		q += uint64(w2)
 	}
 	if mk && interior == 0 {
-		return false
+		return false, false, false
 	}
-	if !d.crcKnown {
-		d.crc, d.crcKnown = false, true
-	}
-	return true
+	return true, false, valid
 }
 
 // resyncMarkers uses the marker grid: the next marker's FPDUPTR points at the
@@ -328,10 +386,15 @@ func (d *direction) resyncMarkers(final bool) bool {
 		m := d.grid.Next(d.bufOff)
 		idx := int(m - d.bufOff)
 		if idx+markers.Size > len(b) {
-			if idx > len(b) {
-				idx = len(b)
+			// No marker left to follow. The octets before the next one
+			// are kept, for the FPDUs there that lead to it (backfill);
+			// at the end of the data they are framed on the grid.
+			if final {
+				return d.resyncGridChain() || d.bufOff != start0
 			}
-			d.consume(idx)
+			if len(b) > maxHold {
+				d.consume(len(b) - maxHold)
+			}
 			return d.bufOff != start0
 		}
 		if d.inHole(m) || d.inHole(m+3) {
@@ -344,10 +407,10 @@ func (d *direction) resyncMarkers(final bool) bool {
 			start := m - ptr
 			ok, _, crcOK, need := d.candidateAt(start, true, d.grid, d.crc)
 			if need && !final {
-				d.consume(int(start - d.bufOff))
 				return d.bufOff != start0
 			}
 			if ok && (!d.crc || crcOK) {
+				start = d.backfill(start, d.grid)
 				skipped := start - d.lostAt
 				d.consume(int(start - d.bufOff))
 				d.mode = modeFPDU
@@ -362,8 +425,56 @@ func (d *direction) resyncMarkers(final bool) bool {
 	}
 }
 
+// resyncGridChain looks, at the end of the data and with no marker left in
+// it, for an FPDU framed on the known grid that is confirmed: its CRC32c
+// validates, or (CRC off) a chain of chainLen consistent headers, or of
+// two that ends exactly at the end of the data.
+func (d *direction) resyncGridChain() bool {
+	b := d.buf()
+	end := d.bufOff + uint64(len(b))
+	p := d.bufOff
+	if r := (p - d.grid.Origin) % 4; p >= d.grid.Origin && r != 0 {
+		p += 4 - r
+	}
+	for ; p+mpa.MinFPDULen <= end; p += 4 {
+		if p >= markers.Size && d.grid.IsMarker(p-markers.Size) {
+			continue // an FPDU starts with the marker before it
+		}
+		ok, w, crcOK, _ := d.candidateAt(p, true, d.grid, d.crc)
+		if !ok || d.crc && !crcOK {
+			continue
+		}
+		if !d.crc {
+			chain, q := 1, p+uint64(w)
+			for chain < chainLen {
+				ok2, w2, _, _ := d.candidateAt(q, true, d.grid, false)
+				if !ok2 {
+					break
+				}
+				chain++
+				q += uint64(w2)
+			}
+			if chain < chainLen && !(chain >= 2 && q == end) {
+				continue
+			}
+		}
+		skipped := p - d.lostAt
+		d.consume(int(p - d.bufOff))
+		d.mode = modeFPDU
+		d.c.finding(nil, dissect.SeverityNote, "mpa.resync",
+			"framing recovered at seq "+strconv.FormatUint(uint64(d.seqOf(p)), 10)+" on the marker grid, with no marker left to follow ("+
+				d.chainEvidence(d.crc, chainLen)+"; "+strconv.FormatUint(skipped, 10)+" octets skipped)", "RFC 5044 §4, §5.1", d.firstFrame(p))
+		return true
+	}
+	d.consume(len(b))
+	return false
+}
+
 // resyncChain scans for a run of consistent FPDU headers (or one FPDU whose
-// CRC32c validates) when there are no markers to follow.
+// CRC32c validates) when there are no markers to follow. In a direction
+// whose markers are undecided (mid-stream, handshake not captured) the
+// candidate is examined by midstreamChain, which never decides "no markers"
+// on less than a marker interval.
 func (d *direction) resyncChain(final bool) bool {
 	start0 := d.bufOff
 	b := d.buf()
@@ -376,7 +487,8 @@ func (d *direction) resyncChain(final bool) bool {
 		}
 	}
 	checkCRC := !d.crcKnown || d.crc
-	tryLeading := !d.originKnown && (!d.markersKnown || d.markersNeg) && checkCRC
+	undecided := !d.originKnown && (!d.markersKnown || d.markersNeg)
+	tryLeading := undecided && checkCRC
 	for ; p+mpa.MinFPDULen <= d.bufOff+uint64(len(b)); p += step {
 		// A marker stream whose FPDUs are short holds few markers, and
 		// an FPDU that starts with a marker (FPDUPTR 0) looks like a
@@ -384,21 +496,14 @@ func (d *direction) resyncChain(final bool) bool {
 		// apart: it covers the leading marker (RFC 5044 §4.1), so it
 		// validates only when the FPDU is framed with it.
 		if i := int(p - d.bufOff); tryLeading && i+8 <= len(b) && binary.BigEndian.Uint32(b[i:]) == 0 {
-			g := markers.Grid{Origin: p}
+			g := markers.Grid{Origin: p % markers.Interval}
 			if ok, _, crcOK, _ := d.candidateAt(p, true, g, true); ok && crcOK {
-				d.consume(i)
 				d.crc, d.crcKnown = true, true
-				d.markers, d.grid, d.origin, d.originKnown = true, g, p, true
-				wasMid := !d.everLock && d.midstream
-				d.mode = modeFPDU
-				d.everLock = true
-				if wasMid {
-					d.c.midstream = true
-				}
+				s := d.lockMarkers(p, g)
 				d.c.finding(nil, dissect.SeverityNote, "mpa.midstream_lock",
-					"no MPA handshake captured in this direction: FPDU framing locked at seq "+strconv.FormatUint(uint64(d.seqOf(p)), 10)+
+					"no MPA handshake captured in this direction: FPDU framing locked at seq "+strconv.FormatUint(uint64(d.seqOf(s)), 10)+
 						" on a CRC32c that validates with a leading marker (FPDUPTR 0); CRC on, markers on (grid phase "+
-						strconv.FormatUint(p%markers.Interval, 10)+" of 512)", "RFC 5044 §4.1, §5.1", d.firstFrame(p))
+						strconv.FormatUint(p%markers.Interval, 10)+" of 512)", "RFC 5044 §4.1, §5.1", d.firstFrame(s))
 				return true
 			}
 		}
@@ -413,6 +518,16 @@ func (d *direction) resyncChain(final bool) bool {
 		if !ok {
 			continue
 		}
+		if undecided {
+			switch d.midstreamChain(p, final) {
+			case chainLocked:
+				return true
+			case chainWait:
+				d.dropScanned(p)
+				return d.bufOff != start0
+			}
+			continue
+		}
 		confirmed := crcOK
 		evidence := "CRC32c validates"
 		if !confirmed {
@@ -420,9 +535,9 @@ func (d *direction) resyncChain(final bool) bool {
 				continue
 			}
 			chain, q := 1, p+uint64(wire)
-			waiting := false
+			waiting, valid := false, false
 			for chain < chainLen {
-				ok2, w2, _, need2 := d.candidateAt(q, false, markers.Grid{}, false)
+				ok2, w2, crc2, need2 := d.candidateAt(q, false, markers.Grid{}, checkCRC)
 				if need2 {
 					waiting = q < d.bufOff+uint64(len(b)) || !final
 					break
@@ -430,8 +545,14 @@ func (d *direction) resyncChain(final bool) bool {
 				if !ok2 {
 					break
 				}
+				valid = valid || crc2
 				chain++
 				q += uint64(w2)
+			}
+			if valid {
+				// CRC is in use and this FPDU's does not validate: a
+				// candidate found by scanning is not confirmed by it.
+				continue
 			}
 			if chain < chainLen && waiting && !final {
 				d.dropScanned(p)
@@ -446,34 +567,219 @@ func (d *direction) resyncChain(final bool) bool {
 		if !confirmed {
 			continue
 		}
-		skipped := p - d.lostAt
-		d.consume(int(p - d.bufOff))
 		if !d.crcKnown {
 			d.crc = crcOK
 			d.crcKnown = true
 		}
-		wasMid := !d.everLock && d.midstream
-		if !d.originKnown {
-			d.origin = p
-			d.originKnown = true
-		}
-		d.mode = modeFPDU
-		d.markers = false
-		d.everLock = true
-		if wasMid {
-			d.c.midstream = true
-			d.c.finding(nil, dissect.SeverityNote, "mpa.midstream_lock",
-				"no MPA handshake captured in this direction: FPDU framing locked at seq "+strconv.FormatUint(uint64(d.seqOf(p)), 10)+
-					" on "+evidence+"; CRC "+onOff(d.crc)+", no markers", "RFC 5044 §4", d.firstFrame(p))
-		} else {
-			d.c.finding(nil, dissect.SeverityNote, "mpa.resync",
-				"framing recovered at seq "+strconv.FormatUint(uint64(d.seqOf(p)), 10)+" on "+evidence+" ("+
-					strconv.FormatUint(skipped, 10)+" octets skipped)", "RFC 5044 §4", d.firstFrame(p))
-		}
+		d.lockPlain(p, evidence)
 		return true
 	}
 	d.dropScanned(p)
 	return d.bufOff != start0
+}
+
+// lockPlain locks framing without markers at stream offset p.
+func (d *direction) lockPlain(p uint64, evidence string) {
+	skipped := p - d.lostAt
+	d.consume(int(p - d.bufOff))
+	wasMid := !d.everLock && d.midstream
+	if !d.originKnown {
+		d.origin = p
+		d.originKnown = true
+	}
+	d.mode = modeFPDU
+	d.markers = false
+	d.everLock = true
+	if wasMid {
+		d.c.midstream = true
+		d.c.finding(nil, dissect.SeverityNote, "mpa.midstream_lock",
+			"no MPA handshake captured in this direction: FPDU framing locked at seq "+strconv.FormatUint(uint64(d.seqOf(p)), 10)+
+				" on "+evidence+"; CRC "+onOff(d.crc)+", no markers", "RFC 5044 §4", d.firstFrame(p))
+	} else {
+		d.c.finding(nil, dissect.SeverityNote, "mpa.resync",
+			"framing recovered at seq "+strconv.FormatUint(uint64(d.seqOf(p)), 10)+" on "+evidence+" ("+
+				strconv.FormatUint(skipped, 10)+" octets skipped)", "RFC 5044 §4", d.firstFrame(p))
+	}
+}
+
+// Verdicts of midstreamChain.
+const (
+	chainReject = iota // not an FPDU start: scan on
+	chainLocked        // framing locked
+	chainWait          // more octets are needed to decide
+)
+
+// midstreamChain examines a plausible marker-free FPDU at stream offset p
+// in a direction whose markers are undecided (no handshake captured, or
+// markers forced with their grid unknown). It follows the FPDUs from p
+// without markers. A run that covers a whole marker interval (512 octets)
+// proves there are no markers: a marker would sit inside it, and break
+// the chain (RFC 5044 §5.1), so framing locks without markers. A run that
+// breaks before is looked at for a marker at its break whose FPDUPTR
+// points to the FPDU there; when that grid is confirmed (confirmAt),
+// framing locks on it from p. CRC is in use when a CRC32c of the run
+// validates (or DDP version 0 says RDMAC, where CRC is always on), not
+// from one FPDU, and then the run must start with an FPDU whose CRC
+// validates. With too little data to decide it waits, or, at the end of
+// the capture, locks on what there is as before.
+func (d *direction) midstreamChain(p uint64, final bool) int {
+	b := d.buf()
+	dataEnd := d.bufOff + uint64(len(b))
+	knownOn, knownOff := d.crcKnown && d.crc, d.crcKnown && !d.crc
+	forcedMk := d.markersForced && d.markersNeg
+	var (
+		n, valid     int
+		firstOK, dv0 bool
+		validEnd     uint64
+		lastStart    uint64
+		validN       int
+		broke        bool
+	)
+	q := p
+	for n < maxMarkerChain {
+		crcOn := knownOn || !knownOff && (valid > 0 || dv0)
+		conf, confN := q, n
+		if crcOn {
+			conf, confN = validEnd, validN
+		}
+		if conf > p && conf-p >= markers.Interval && (crcOn || confN >= chainLen) {
+			break
+		}
+		ok, w, crcOK, need := d.candidateAt(q, false, markers.Grid{}, !knownOff)
+		if need {
+			break
+		}
+		if !ok {
+			broke = true
+			break
+		}
+		if b[int(q-d.bufOff)+2]&0x03 == 0 {
+			dv0 = true // RDMAC: markers and CRC are always on
+		}
+		n++
+		if n == 1 {
+			firstOK = crcOK
+		}
+		lastStart = q
+		q += uint64(w)
+		if crcOK {
+			valid++
+			validEnd, validN = q, n
+		}
+	}
+	crcOn := knownOn || !knownOff && (valid > 0 || dv0)
+	if crcOn && !firstOK {
+		return chainReject
+	}
+	confEnd, confN := q, n
+	if crcOn {
+		confEnd, confN = validEnd, validN
+	}
+	decided := crcOn || confN >= chainLen
+	if confEnd-p >= markers.Interval && decided && !forcedMk {
+		d.setCRC(crcOn)
+		d.lockPlain(p, d.chainEvidence(crcOn, confN))
+		return chainLocked
+	}
+	// The run stops short of a marker interval: at a header that does not
+	// fit, at an FPDU whose CRC fails, or at the end of the data.
+	// With CRC in use the marker is in the first FPDU whose CRC fails
+	// (or leads the FPDU after the run); without, a marker inside the last
+	// FPDU of the run made its successor's header unreadable, or leads it.
+	brks := []uint64{confEnd}
+	if !crcOn && n > 0 {
+		brks = []uint64{lastStart, q}
+	}
+	waitMk := false
+	for _, brk := range brks {
+		if !broke && confEnd == q && !final {
+			break
+		}
+		g, ok, wait, mkCRC := d.markerAtBreak(p, brk, final)
+		waitMk = waitMk || wait
+		if ok {
+			d.setCRC(crcOn || mkCRC)
+			s := d.lockMarkers(p, g)
+			d.c.finding(nil, dissect.SeverityNote, "mpa.midstream_lock",
+				"no MPA handshake captured in this direction: marker grid recovered (phase "+
+					strconv.FormatUint(g.Origin%markers.Interval, 10)+" of 512) from a marker whose FPDUPTR points to the FPDU at seq "+
+					strconv.FormatUint(uint64(d.seqOf(brk)), 10)+", confirmed, and FPDU framing locked at seq "+
+					strconv.FormatUint(uint64(d.seqOf(s)), 10)+"; CRC "+onOff(d.crc), "RFC 5044 §5.1", d.firstFrame(s))
+			return chainLocked
+		}
+	}
+	if waitMk && len(b) < maxHold {
+		return chainWait
+	}
+	if !broke && !final && len(b) < maxHold {
+		return chainWait
+	}
+	if forcedMk && !(final && crcOn && confEnd == dataEnd && d.scanned == 0 && dataEnd-d.bufOff < markers.Interval) {
+		// Markers forced, their grid unknown: only FPDUs whose CRC32c
+		// validates without a marker, up to the end of the data, can be
+		// framed (none of them holds a marker), and only in a direction
+		// that sent less than a marker interval, where that does not
+		// contradict the markers forced (mpa.forced_unframed says so).
+		return chainReject
+	}
+	// No marker explains the break: lock without markers on the evidence
+	// there is, as a lock on a short run always did; the FPDU at the
+	// break is then reported as framing finds it.
+	if decided || final && confEnd == dataEnd && confN >= 2 {
+		d.setCRC(crcOn)
+		d.lockPlain(p, d.chainEvidence(crcOn, confN))
+		return chainLocked
+	}
+	return chainReject
+}
+
+// setCRC records CRC use when nothing decided it before.
+func (d *direction) setCRC(on bool) {
+	if !d.crcKnown {
+		d.crc, d.crcKnown = on, true
+	}
+}
+
+func (d *direction) chainEvidence(crcOn bool, n int) string {
+	if crcOn {
+		return "CRC32c validates"
+	}
+	return strconv.Itoa(n) + " consecutive consistent FPDU headers (lower confidence: no CRC)"
+}
+
+// markerAtBreak looks, in the FPDU at stream offset bq where a marker-free
+// run from p broke, for a marker whose FPDUPTR points back to bq (RFC 5044
+// §5.1), on a grid with no marker in [p, bq) (the run was marker-free), and
+// confirms that grid at bq (confirmAt). crcOn: the confirmation says CRC
+// is in use.
+func (d *direction) markerAtBreak(p, bq uint64, final bool) (g markers.Grid, ok, wait, crcOn bool) {
+	b := d.buf()
+	i := int(bq - d.bufOff)
+	if i+2 > len(b) {
+		return g, false, !final, false
+	}
+	// A marker inside the FPDU leaves its length field before it; a
+	// leading one (FPDUPTR 0) is at bq itself.
+	lim := bq + uint64(mpa.PlainLen(int(binary.BigEndian.Uint16(b[i:])))) + markers.Size
+	for m := bq; m < lim; m += 4 {
+		j := int(m - d.bufOff)
+		if j+markers.Size > len(b) {
+			return g, false, !final, false
+		}
+		if binary.BigEndian.Uint16(b[j:]) != 0 || uint64(binary.BigEndian.Uint16(b[j+2:])) != m-bq {
+			continue
+		}
+		if m >= markers.Interval && m-markers.Interval >= p {
+			continue // the grid would put a marker inside the run
+		}
+		cand := markers.Grid{Origin: m % markers.Interval}
+		c, w, on := d.confirmAt(bq, true, cand, final)
+		if c {
+			return cand, true, false, on
+		}
+		wait = wait || w
+	}
+	return g, false, wait, false
 }
 
 // dropScanned discards octets before p that can no longer start an FPDU and
@@ -502,4 +808,24 @@ func onOff(b bool) string {
 		return "on"
 	}
 	return "off"
+}
+
+// settleBeforeGap frames, before octets are lost, what a direction that is
+// resynchronising holds: as at the end of the capture, FPDUs captured whole
+// and confirmed (by CRC32c, by markers that agree, or by a header chain
+// that ends at the gap) are reported, not thrown away with the octets
+// around them; the gap itself is then handled as in a locked direction.
+func (d *direction) settleBeforeGap() {
+	if d.mode != modeLost || len(d.buf()) == 0 || d.final || d.parsing {
+		return
+	}
+	nmp := d.noMarkerPhase
+	d.final = true
+	for d.mode == modeLost && len(d.buf()) > 0 && d.resync(true) {
+	}
+	d.noMarkerPhase = nmp
+	if d.mode == modeFPDU {
+		d.parse()
+	}
+	d.final = false
 }
