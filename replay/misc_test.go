@@ -135,6 +135,23 @@ func TestPacing(t *testing.T) {
 	if want := time.Duration(resp / 1e6 * float64(time.Second)); last < want*8/10 || last > want*13/10 {
 		t.Errorf("at 1 MB/s the replay spans %v, want about %v", last, want)
 	}
+	// The report's duration (and so its rate) is the capture's: from the
+	// first frame's timestamp to the last's, as capinfos says.
+	src := openCapture(t, out)
+	var first, end time.Time
+	for {
+		p, err := src.Next()
+		if err != nil {
+			break
+		}
+		if first.IsZero() {
+			first = p.TS
+		}
+		end = p.TS
+	}
+	if span := end.Sub(first); rep.Elapsed < span || rep.Elapsed > span+time.Millisecond {
+		t.Errorf("report's duration %v, the capture spans %v", rep.Elapsed, span)
+	}
 }
 
 // TestMaxRateWallClock: MaxRate holds over real sockets too.

@@ -44,6 +44,7 @@ func WritePcap(ctx context.Context, w io.Writer, scripts []*Script, o Options) (
 	} else {
 		clk.now = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	}
+	first := clk.now
 	var werr error
 	for i, s := range scripts {
 		if err := ctx.Err(); err != nil {
@@ -69,6 +70,7 @@ func WritePcap(ctx context.Context, w io.Writer, scripts []*Script, o Options) (
 	}
 	stop()
 	cerr := rep.finish(ctx, st)
+	rep.Elapsed = clk.Now().Sub(first)
 	if err := bw.Flush(); err != nil && werr == nil {
 		werr = err
 	}

@@ -269,7 +269,9 @@ type Report struct {
 	Octets                    uint64
 	Mismatches, Errors        int
 	// Elapsed is the replay's duration; Listen's leaves out the waits for
-	// initiators to connect.
+	// initiators to connect, and WritePcap's is the span of the capture it
+	// wrote (the frames' timestamps, which pacing moves), not the time it
+	// took to write it.
 	Elapsed time.Duration
 	// Interrupted is why the caller's context stopped the replay before
 	// its end (context.Cause: "interrupt signal received" for
