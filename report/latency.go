@@ -112,6 +112,14 @@ func (h *latHist) quantileNS(q float64) float64 {
 	if k > h.n {
 		k = h.n
 	}
+	// The extreme ranks are exact: a p99 of up to 100 samples is the
+	// maximum, which the histogram's bucket would put up to 1 % below it.
+	if k == h.n {
+		return float64(h.max)
+	}
+	if k == 1 {
+		return float64(h.min)
+	}
 	cum := h.zero
 	if cum >= k {
 		return h.clamp(0)
