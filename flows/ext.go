@@ -263,12 +263,24 @@ func (d *Decoder) cmMessage(p *capture.Packet, rec *CMRecord, src, dst cmEnd, rs
 			d.evictCM()
 		}
 		s := &ex.sum
+		// Who sent the first message captured says who the initiator
+		// (the active side) is: REQ and RTU come from it, REP from the
+		// passive side; a REJ or an MRA names the message it answers
+		// (IBA §12.6.6-§12.6.7: 0 REQ, 1 REP), so one of a REP comes
+		// from the initiator. A DREQ, a DREP or a REJ of "no message"
+		// can come from either side.
 		switch m.Type {
-		case ibcm.MsgREQ, ibcm.MsgSIDRREQ:
+		case ibcm.MsgREQ, ibcm.MsgSIDRREQ, ibcm.MsgRTU:
 			s.InitiatorKnown = true
-		case ibcm.MsgREP, ibcm.MsgREJ, ibcm.MsgSIDRREP:
-			// Replies go to the initiator.
+		case ibcm.MsgREP, ibcm.MsgSIDRREP:
 			ex.ini, s.InitiatorKnown = dst, true
+		case ibcm.MsgREJ, ibcm.MsgMRA:
+			switch answered(m) {
+			case 0:
+				ex.ini, s.InitiatorKnown = dst, true
+			case 1:
+				s.InitiatorKnown = true
+			}
 		}
 		s.Initiator, s.Responder = src.addr, dst.addr
 		s.InitiatorLID, s.ResponderLID = src.lid, dst.lid
@@ -349,8 +361,15 @@ func (d *Decoder) cmMessage(p *capture.Packet, rec *CMRecord, src, dst cmEnd, rs
 	case ibcm.MsgREJ:
 		r := &m.REJ
 		s.Rejected, s.Reason, s.State = true, r.Reason, "rejected"
-		if r.LocalCommID != 0 {
+		// The REJ's local communication ID is its sender's: the
+		// responder's when it rejects the REQ, the initiator's when
+		// the initiator rejects the REP (Message REJected 1).
+		switch {
+		case r.LocalCommID == 0 || !s.InitiatorKnown:
+		case src != ex.ini:
 			s.RemoteCommID = r.LocalCommID
+		case s.LocalCommID == 0:
+			s.LocalCommID = r.LocalCommID
 		}
 		rec.Findings = append(rec.Findings, dissect.Finding{Severity: dissect.SeverityNote, Code: "cm.rejected",
 			Msg: "the connection was rejected, reason " + strconv.Itoa(int(r.Reason)) + " (" + r.Reason.String() + ")",
@@ -409,6 +428,16 @@ func (d *Decoder) cmMessage(p *capture.Packet, rec *CMRecord, src, dst cmEnd, rs
 		}
 	}
 	d.push(r)
+}
+
+// answered returns the message a REJ rejects or an MRA acknowledges (IBA
+// §12.6.6 Table 107, §12.6.7 Table 108: 0 REQ, 1 REP, 2 LAP or no
+// message).
+func answered(m *ibcm.Message) uint8 {
+	if m.Type == ibcm.MsgMRA {
+		return m.MRA.MessageMRAed
+	}
+	return m.REJ.MessageRejected
 }
 
 // evictCM summarises and forgets the oldest exchange (the table holds at
