@@ -498,7 +498,10 @@ type assoc struct {
 	a, b           netip.AddrPort
 	sum            SCTPSummary
 	initKnown      bool
-	initiator      int // 0: a, 1: b
+	initiator      int    // 0: a, 1: b
+	initTag        uint32 // Initiate Tag of the INIT that opened it, when hasInit
+	hasInit        bool
+	done           bool // summarised: a new association took its endpoints
 	dirs           [2]sctpDir
 	reads          []pendingRead
 	checksumErrors int
@@ -599,6 +602,20 @@ func (d *Decoder) sctpPacket(p *capture.Packet, pkt []byte) {
 		}
 		switch c.Type {
 		case sctp.ChunkInit:
+			in, err := sctp.DecodeInit(c)
+			if err != nil {
+				break
+			}
+			if a.hasInit && in.InitiateTag != a.initTag {
+				// A new association between the same endpoints (an
+				// INIT with another Initiate Tag, RFC 9260 §5.1): the
+				// old one ends here. An INIT sent again keeps its tag.
+				a = d.newAssoc(a, src, dst, p)
+				side = a.side(src)
+			}
+			if !a.hasInit {
+				a.hasInit, a.initTag = true, in.InitiateTag
+			}
 			if !a.initKnown {
 				a.initKnown, a.initiator = true, side
 			}
@@ -616,6 +633,21 @@ func (d *Decoder) sctpPacket(p *capture.Packet, pkt []byte) {
 			}
 		}
 	}
+}
+
+// newAssoc summarises the association old (when it carried DDP) and puts
+// a new one for the same endpoints in its place, starting at packet p.
+func (d *Decoder) newAssoc(old *assoc, src, dst netip.AddrPort, p *capture.Packet) *assoc {
+	e := &d.ext
+	if old.id >= 0 {
+		d.finishAssoc(old)
+	}
+	old.done = true
+	delete(e.open, old)
+	a := &assoc{id: -1, a: src, b: dst, firstFrame: p.Frame, lastFrame: p.Frame, lastTS: p.TS}
+	e.assocs[keyOf(src, dst)] = a
+	e.asAll = append(e.asAll, a)
+	return a
 }
 
 // sctpData handles one DATA chunk of PPID 16 or 17: drops retransmissions,
@@ -1120,7 +1152,7 @@ func (d *Decoder) closeExt() {
 		all = append(all, fin{ex.id, func() { d.finishCM(ex) }})
 	}
 	for _, a := range e.asAll {
-		if a.id >= 0 {
+		if a.id >= 0 && !a.done {
 			all = append(all, fin{a.id, func() { d.finishAssoc(a) }})
 		}
 	}

@@ -3,14 +3,20 @@ package flows_test
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"reflect"
 	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/iwarpkit/iwarpkit/capture"
 	"github.com/iwarpkit/iwarpkit/dissect/ddp"
 	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
 	"github.com/iwarpkit/iwarpkit/dissect/sctp"
 	"github.com/iwarpkit/iwarpkit/flows"
+	"github.com/iwarpkit/iwarpkit/synth"
 )
 
 // sctpFrame builds an Ethernet/IPv4/SCTP frame from 192.0.2.2:5001 to
@@ -194,5 +200,52 @@ func TestSCTPFragmentWindow(t *testing.T) {
 	d.Close()
 	if lostAt != 1 || segs != 5000 || lostFed == 0 || lostFed >= fed {
 		t.Errorf("lost at frame %d (reported after %d of %d packets), %d segments", lostAt, lostFed, fed, segs)
+	}
+}
+
+// TestSCTPNewAssociation: an INIT with a new Initiate Tag between the
+// endpoints of an association starts a new association (RFC 9260 §5.1),
+// with its own conn record; before, the second one was summarised with the
+// first, or its DATA chunks, repeating TSNs, dropped as retransmissions.
+func TestSCTPNewAssociation(t *testing.T) {
+	var pcap bytes.Buffer
+	pw := pcapgo.NewWriter(&pcap)
+	_ = pw.WriteFileHeader(65535, layers.LinkTypeEthernet)
+	for i, seed := range []int64{1, 2, 2} {
+		s, _ := synth.NamedExt("sctp-ddp", seed)
+		var one bytes.Buffer
+		if _, err := s.Generate(&one, nil); err != nil {
+			t.Fatal(err)
+		}
+		r, err := pcapgo.NewReader(&one)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			data, ci, err := r.ReadPacketData()
+			if err != nil {
+				break
+			}
+			ci.Timestamp = ci.Timestamp.Add(time.Duration(i) * time.Minute)
+			_ = pw.WritePacket(ci, data)
+		}
+	}
+	var sums []string
+	segs := map[int]int{}
+	for _, r := range decodeReader(t, &pcap, flows.Options{}) {
+		switch r.Type {
+		case flows.RecExtConn:
+			s := r.SCTP.Summary
+			sums = append(sums, fmt.Sprintf("%d %s %d", r.Conn, s.State, s.Segments))
+		case flows.RecDDPSCTP:
+			segs[r.Conn]++
+		}
+	}
+	// Seeds 1 and 2 differ in their tags; the third run repeats the
+	// second's INIT tag and TSNs: it is the second association's INIT
+	// and DATA chunks sent again, not a new association.
+	want := []string{"0 terminated 11", "1 terminated 11"}
+	if !reflect.DeepEqual(sums, want) || segs[0] != 11 || segs[1] != 11 {
+		t.Errorf("summaries %v, segments %v; want %v", sums, segs, want)
 	}
 }
