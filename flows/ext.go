@@ -3,6 +3,7 @@ package flows
 import (
 	"encoding/binary"
 	"net/netip"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -262,12 +263,24 @@ func (d *Decoder) cmMessage(p *capture.Packet, rec *CMRecord, src, dst cmEnd, rs
 			d.evictCM()
 		}
 		s := &ex.sum
+		// Who sent the first message captured says who the initiator
+		// (the active side) is: REQ and RTU come from it, REP from the
+		// passive side; a REJ or an MRA names the message it answers
+		// (IBA §12.6.6-§12.6.7: 0 REQ, 1 REP), so one of a REP comes
+		// from the initiator. A DREQ, a DREP or a REJ of "no message"
+		// can come from either side.
 		switch m.Type {
-		case ibcm.MsgREQ, ibcm.MsgSIDRREQ:
+		case ibcm.MsgREQ, ibcm.MsgSIDRREQ, ibcm.MsgRTU:
 			s.InitiatorKnown = true
-		case ibcm.MsgREP, ibcm.MsgREJ, ibcm.MsgSIDRREP:
-			// Replies go to the initiator.
+		case ibcm.MsgREP, ibcm.MsgSIDRREP:
 			ex.ini, s.InitiatorKnown = dst, true
+		case ibcm.MsgREJ, ibcm.MsgMRA:
+			switch answered(m) {
+			case 0:
+				ex.ini, s.InitiatorKnown = dst, true
+			case 1:
+				s.InitiatorKnown = true
+			}
 		}
 		s.Initiator, s.Responder = src.addr, dst.addr
 		s.InitiatorLID, s.ResponderLID = src.lid, dst.lid
@@ -348,8 +361,15 @@ func (d *Decoder) cmMessage(p *capture.Packet, rec *CMRecord, src, dst cmEnd, rs
 	case ibcm.MsgREJ:
 		r := &m.REJ
 		s.Rejected, s.Reason, s.State = true, r.Reason, "rejected"
-		if r.LocalCommID != 0 {
+		// The REJ's local communication ID is its sender's: the
+		// responder's when it rejects the REQ, the initiator's when
+		// the initiator rejects the REP (Message REJected 1).
+		switch {
+		case r.LocalCommID == 0 || !s.InitiatorKnown:
+		case src != ex.ini:
 			s.RemoteCommID = r.LocalCommID
+		case s.LocalCommID == 0:
+			s.LocalCommID = r.LocalCommID
 		}
 		rec.Findings = append(rec.Findings, dissect.Finding{Severity: dissect.SeverityNote, Code: "cm.rejected",
 			Msg: "the connection was rejected, reason " + strconv.Itoa(int(r.Reason)) + " (" + r.Reason.String() + ")",
@@ -410,6 +430,16 @@ func (d *Decoder) cmMessage(p *capture.Packet, rec *CMRecord, src, dst cmEnd, rs
 	d.push(r)
 }
 
+// answered returns the message a REJ rejects or an MRA acknowledges (IBA
+// §12.6.6 Table 107, §12.6.7 Table 108: 0 REQ, 1 REP, 2 LAP or no
+// message).
+func answered(m *ibcm.Message) uint8 {
+	if m.Type == ibcm.MsgMRA {
+		return m.MRA.MessageMRAed
+	}
+	return m.REJ.MessageRejected
+}
+
 // evictCM summarises and forgets the oldest exchange (the table holds at
 // most Options.MaxConns).
 func (d *Decoder) evictCM() {
@@ -468,7 +498,10 @@ type assoc struct {
 	a, b           netip.AddrPort
 	sum            SCTPSummary
 	initKnown      bool
-	initiator      int // 0: a, 1: b
+	initiator      int    // 0: a, 1: b
+	initTag        uint32 // Initiate Tag of the INIT that opened it, when hasInit
+	hasInit        bool
+	done           bool // summarised: a new association took its endpoints
 	dirs           [2]sctpDir
 	reads          []pendingRead
 	checksumErrors int
@@ -480,14 +513,26 @@ type assoc struct {
 
 // sctpDir is the state of one direction of an association.
 type sctpDir struct {
-	frag     []byte // user message being reassembled from fragments
-	fragData sctp.Data
-	fragNext uint32 // TSN expected next
-	fragOn   bool
-	frames   []uint64
-	seen     map[uint32]struct{} // recent TSNs, to drop retransmissions
-	seenFIFO []uint32
-	msgs     map[msgKey]*sctpMsg
+	// frags holds the fragments of user messages not yet whole, by TSN:
+	// a message is the run of consecutive TSNs from a B chunk to an E
+	// chunk (RFC 9260 §6.9), whatever order the capture has them in.
+	frags      map[uint32]*sctpFrag
+	fragOctets int
+	highTSN    uint32 // highest TSN of a fragment seen (serial order)
+	lowTSN     uint32 // lowest TSN in frags, when lowOK
+	lowOK      bool
+	minFrame   uint64 // earliest frame in frags, when minOK
+	minOK      bool
+	seen       map[uint32]struct{} // recent TSNs, to drop retransmissions
+	seenFIFO   []uint32
+	msgs       map[msgKey]*sctpMsg
+}
+
+// sctpFrag is one fragment of a user message: the DATA chunk (its user
+// data copied) and the frame that carried it.
+type sctpFrag struct {
+	d     sctp.Data
+	frame uint64
 }
 
 type sctpMsg struct {
@@ -500,6 +545,13 @@ type sctpMsg struct {
 const (
 	maxSCTPMessage = 1 << 20 // largest reassembled user message
 	seenTSNs       = 8192    // TSNs remembered per direction
+	// fragWindow is how far (in TSNs) the fragments of a direction may
+	// run ahead of a fragment whose message is not yet whole before that
+	// message is given up as lost: a retransmission fills a hole within
+	// about a congestion window.
+	fragWindow = 4096
+	// maxFragOctets bounds the fragment octets held per direction.
+	maxFragOctets = 4 * maxSCTPMessage
 )
 
 func (a *assoc) side(src netip.AddrPort) int {
@@ -550,6 +602,20 @@ func (d *Decoder) sctpPacket(p *capture.Packet, pkt []byte) {
 		}
 		switch c.Type {
 		case sctp.ChunkInit:
+			in, err := sctp.DecodeInit(c)
+			if err != nil {
+				break
+			}
+			if a.hasInit && in.InitiateTag != a.initTag {
+				// A new association between the same endpoints (an
+				// INIT with another Initiate Tag, RFC 9260 §5.1): the
+				// old one ends here. An INIT sent again keeps its tag.
+				a = d.newAssoc(a, src, dst, p)
+				side = a.side(src)
+			}
+			if !a.hasInit {
+				a.hasInit, a.initTag = true, in.InitiateTag
+			}
 			if !a.initKnown {
 				a.initKnown, a.initiator = true, side
 			}
@@ -567,6 +633,21 @@ func (d *Decoder) sctpPacket(p *capture.Packet, pkt []byte) {
 			}
 		}
 	}
+}
+
+// newAssoc summarises the association old (when it carried DDP) and puts
+// a new one for the same endpoints in its place, starting at packet p.
+func (d *Decoder) newAssoc(old *assoc, src, dst netip.AddrPort, p *capture.Packet) *assoc {
+	e := &d.ext
+	if old.id >= 0 {
+		d.finishAssoc(old)
+	}
+	old.done = true
+	delete(e.open, old)
+	a := &assoc{id: -1, a: src, b: dst, firstFrame: p.Frame, lastFrame: p.Frame, lastTS: p.TS}
+	e.assocs[keyOf(src, dst)] = a
+	e.asAll = append(e.asAll, a)
+	return a
 }
 
 // sctpData handles one DATA chunk of PPID 16 or 17: drops retransmissions,
@@ -592,45 +673,210 @@ func (d *Decoder) sctpData(p *capture.Packet, a *assoc, side int, dc sctp.Data) 
 		d.sctpMessage(p, a, side, dc, dc.UserData, []uint64{p.Frame})
 		return
 	}
-	switch {
-	case dc.Flags&sctp.FlagBegin != 0:
-		if sd.fragOn {
-			d.sctpFinding(a, dissect.SeverityWarning, "sctp.fragment_lost",
-				"a fragmented DDP user message never got its last fragment", "RFC 9260 §6.9", sd.frames[0])
+	d.sctpFragment(p, a, side, dc)
+}
+
+// tsnBefore reports whether TSN x comes before y in serial number
+// arithmetic (RFC 9260 §1.6, RFC 1982).
+func tsnBefore(x, y uint32) bool { return int32(x-y) < 0 }
+
+// sctpFragment files one fragment of a user message and, when the run of
+// TSNs from its message's B chunk to its E chunk is all there, decodes
+// the message (RFC 9260 §6.9: the fragments of a message have consecutive
+// TSNs; they may be captured in any order, a lost one sent again later).
+// A message is given up as lost (sctp.fragment_lost) when fragments
+// fragWindow TSNs further on arrive while it is not whole, when the
+// direction holds more than maxFragOctets of fragments, or at the end of
+// the capture.
+func (d *Decoder) sctpFragment(p *capture.Packet, a *assoc, side int, dc sctp.Data) {
+	sd := &a.dirs[side]
+	if sd.frags == nil {
+		sd.frags = make(map[uint32]*sctpFrag)
+	}
+	if len(sd.frags) == 0 || tsnBefore(sd.highTSN, dc.TSN) {
+		sd.highTSN = dc.TSN
+	}
+	dc.UserData = append([]byte(nil), dc.UserData...)
+	sd.frags[dc.TSN] = &sctpFrag{d: dc, frame: p.Frame}
+	sd.fragOctets += len(dc.UserData)
+	if !sd.minOK || p.Frame < sd.minFrame {
+		sd.minFrame, sd.minOK = p.Frame, true
+	}
+	if !sd.lowOK || tsnBefore(dc.TSN, sd.lowTSN) {
+		sd.lowTSN, sd.lowOK = dc.TSN, true
+	}
+	if first, last, ok := sd.fragRun(dc.TSN); ok {
+		d.sctpWhole(a, side, first, last)
+	}
+	d.sctpExpire(a, side)
+}
+
+// fragRun returns the TSNs of the first and last fragments of the message
+// the fragment of TSN tsn belongs to, and whether all of them are there:
+// consecutive TSNs on one stream with one SSN, from a B chunk to an E
+// chunk.
+func (sd *sctpDir) fragRun(tsn uint32) (first, last uint32, ok bool) {
+	f := sd.frags[tsn]
+	same := func(g *sctpFrag) bool { return g.d.Stream == f.d.Stream && g.d.SSN == f.d.SSN }
+	first = tsn
+	for n := 0; sd.frags[first].d.Flags&sctp.FlagBegin == 0; n++ {
+		g := sd.frags[first-1]
+		if g == nil || g.d.Flags&sctp.FlagEnd != 0 || !same(g) || n > len(sd.frags) {
+			return 0, 0, false
 		}
-		sd.fragOn, sd.fragData, sd.fragNext = true, dc, dc.TSN+1
-		sd.frag = append(sd.frag[:0], dc.UserData...)
-		sd.frames = append(sd.frames[:0], p.Frame)
-		sd.fragData.UserData = nil
-	case !sd.fragOn || dc.TSN != sd.fragNext:
-		if sd.fragOn {
-			d.sctpFinding(a, dissect.SeverityWarning, "sctp.fragment_lost",
-				"a fragment of a DDP user message is missing from the capture", "RFC 9260 §6.9", p.Frame)
+		first--
+	}
+	last = tsn
+	for n := 0; sd.frags[last].d.Flags&sctp.FlagEnd == 0; n++ {
+		g := sd.frags[last+1]
+		if g == nil || g.d.Flags&sctp.FlagBegin != 0 || !same(g) || n > len(sd.frags) {
+			return 0, 0, false
 		}
-		sd.fragOn = false
-	default:
-		if len(sd.frag)+len(dc.UserData) > maxSCTPMessage {
-			sd.fragOn = false
-			d.sctpFinding(a, dissect.SeverityWarning, "sctp.fragment_too_long",
-				"a fragmented user message exceeds "+strconv.Itoa(maxSCTPMessage)+" octets and was dropped", "", p.Frame)
-			return
+		last++
+	}
+	return first, last, true
+}
+
+// sctpWhole decodes the message made of the fragments first..last (TSNs)
+// and forgets them. The message's record is at the earliest frame that
+// carried one of them.
+func (d *Decoder) sctpWhole(a *assoc, side int, first, last uint32) {
+	sd := &a.dirs[side]
+	var msg []byte
+	var frames []uint64
+	head := sd.frags[first].d
+	tooLong := false
+	for t := first; ; t++ {
+		f := sd.frags[t]
+		if !tooLong && len(msg)+len(f.d.UserData) > maxSCTPMessage {
+			tooLong, msg = true, nil
 		}
-		sd.frag = append(sd.frag, dc.UserData...)
-		if sd.frames[len(sd.frames)-1] != p.Frame {
-			sd.frames = append(sd.frames, p.Frame)
+		if !tooLong {
+			msg = append(msg, f.d.UserData...)
 		}
-		sd.fragNext++
-		if dc.Flags&sctp.FlagEnd != 0 {
-			sd.fragOn = false
-			first := sd.frames[0]
-			frames := append([]uint64(nil), sd.frames...)
-			fp := *p
-			fp.Frame = first
-			if ts, ok := d.frameTime(first); ok {
-				fp.TS = ts
+		frames = append(frames, f.frame)
+		sd.dropFrag(t)
+		if t == last {
+			break
+		}
+	}
+	sort.Slice(frames, func(i, j int) bool { return frames[i] < frames[j] })
+	frames = slices.Compact(frames)
+	if tooLong {
+		d.sctpFinding(a, dissect.SeverityWarning, "sctp.fragment_too_long",
+			"a fragmented user message exceeds "+strconv.Itoa(maxSCTPMessage)+" octets and was dropped", "", frames[len(frames)-1])
+		return
+	}
+	fp := capture.Packet{Frame: frames[0]}
+	if ts, ok := d.frameTime(frames[0]); ok {
+		fp.TS = ts
+	} else {
+		fp.TS = a.lastTS
+	}
+	head.UserData = nil
+	d.sctpMessage(&fp, a, side, head, msg, frames)
+}
+
+// dropFrag forgets the fragment of TSN t.
+func (sd *sctpDir) dropFrag(t uint32) {
+	f := sd.frags[t]
+	if f == nil {
+		return
+	}
+	sd.fragOctets -= len(f.d.UserData)
+	delete(sd.frags, t)
+	if f.frame == sd.minFrame {
+		sd.minOK = false
+	}
+	if t == sd.lowTSN {
+		sd.lowOK = false
+	}
+}
+
+// earliestFrag returns the earliest frame that carried a fragment still
+// held.
+func (sd *sctpDir) earliestFrag() (uint64, bool) {
+	if len(sd.frags) == 0 {
+		return 0, false
+	}
+	if !sd.minOK {
+		for _, f := range sd.frags {
+			if !sd.minOK || f.frame < sd.minFrame {
+				sd.minFrame, sd.minOK = f.frame, true
 			}
-			d.sctpMessage(&fp, a, side, sd.fragData, sd.frag, frames)
 		}
+	}
+	return sd.minFrame, true
+}
+
+// sctpExpire gives up the messages of side whose fragments fell
+// fragWindow TSNs behind the newest, or the oldest ones while the side
+// holds more than maxFragOctets: one sctp.fragment_lost per run of
+// consecutive TSNs given up, at its first frame.
+func (d *Decoder) sctpExpire(a *assoc, side int) {
+	sd := &a.dirs[side]
+	if len(sd.frags) == 0 {
+		return
+	}
+	if !sd.lowOK {
+		for t := range sd.frags {
+			if !sd.lowOK || tsnBefore(t, sd.lowTSN) {
+				sd.lowTSN, sd.lowOK = t, true
+			}
+		}
+	}
+	low := sd.highTSN - fragWindow
+	if !tsnBefore(sd.lowTSN, low) && sd.fragOctets <= maxFragOctets {
+		return
+	}
+	var gone []uint32
+	for t := range sd.frags {
+		if tsnBefore(t, low) {
+			gone = append(gone, t)
+		}
+	}
+	if len(gone) == 0 {
+		// Over the octet bound: give up the oldest TSNs, down to half.
+		all := make([]uint32, 0, len(sd.frags))
+		for t := range sd.frags {
+			all = append(all, t)
+		}
+		sort.Slice(all, func(i, j int) bool { return tsnBefore(all[i], all[j]) })
+		held := sd.fragOctets
+		for _, t := range all {
+			if held <= maxFragOctets/2 {
+				break
+			}
+			held -= len(sd.frags[t].d.UserData)
+			gone = append(gone, t)
+		}
+	}
+	d.sctpLost(a, side, gone)
+}
+
+// sctpLost forgets the fragments of TSNs ts and reports each message
+// among them as lost: a message runs from a B chunk (or the first TSN) to
+// an E chunk (or the last), holes included.
+func (d *Decoder) sctpLost(a *assoc, side int, ts []uint32) {
+	sd := &a.dirs[side]
+	sort.Slice(ts, func(i, j int) bool { return tsnBefore(ts[i], ts[j]) })
+	for i := 0; i < len(ts); {
+		j, frame := i, sd.frags[ts[i]].frame
+		for j+1 < len(ts) && sd.frags[ts[j+1]].d.Flags&sctp.FlagBegin == 0 && sd.frags[ts[j]].d.Flags&sctp.FlagEnd == 0 {
+			j++
+			frame = min(frame, sd.frags[ts[j]].frame)
+		}
+		held := "TSN " + strconv.FormatUint(uint64(ts[i]), 10)
+		if j > i {
+			held = "TSNs " + strconv.FormatUint(uint64(ts[i]), 10) + "-" + strconv.FormatUint(uint64(ts[j]), 10)
+		}
+		d.sctpFinding(a, dissect.SeverityWarning, "sctp.fragment_lost",
+			"a fragmented DDP user message never became whole: fragments missing from the capture ("+
+				strconv.Itoa(j-i+1)+" held, "+held+")", "RFC 9260 §6.9", frame)
+		for k := i; k <= j; k++ {
+			sd.dropFrag(ts[k])
+		}
+		i = j + 1
 	}
 }
 
@@ -642,8 +888,8 @@ func (a *assoc) pendingFrame() (uint64, bool) {
 	ok := false
 	for i := range a.dirs {
 		sd := &a.dirs[i]
-		if sd.fragOn && len(sd.frames) > 0 && (!ok || sd.frames[0] < f) {
-			f, ok = sd.frames[0], true
+		if ff, fok := sd.earliestFrag(); fok && (!ok || ff < f) {
+			f, ok = ff, true
 		}
 		for _, m := range sd.msgs {
 			if !ok || m.m.FirstFrame < f {
@@ -840,6 +1086,15 @@ func (d *Decoder) finishAssoc(a *assoc) {
 		return
 	}
 	for s := range a.dirs {
+		if sd := &a.dirs[s]; len(sd.frags) > 0 {
+			ts := make([]uint32, 0, len(sd.frags))
+			for t := range sd.frags {
+				ts = append(ts, t)
+			}
+			d.sctpLost(a, s, ts)
+		}
+	}
+	for s := range a.dirs {
 		sd := &a.dirs[s]
 		keys := make([]msgKey, 0, len(sd.msgs))
 		for k := range sd.msgs {
@@ -897,7 +1152,7 @@ func (d *Decoder) closeExt() {
 		all = append(all, fin{ex.id, func() { d.finishCM(ex) }})
 	}
 	for _, a := range e.asAll {
-		if a.id >= 0 {
+		if a.id >= 0 && !a.done {
 			all = append(all, fin{a.id, func() { d.finishAssoc(a) }})
 		}
 	}

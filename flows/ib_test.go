@@ -198,8 +198,10 @@ func TestIBNativePackets(t *testing.T) {
 				t.Errorf("%d cm records, want one", len(cms))
 			case c.status != "":
 				r := cms[0]
+				// An RTU comes from the active side (IBA §12.6.9): its
+				// sender is the initiator even with no REQ captured.
 				if r.CM.ICRCStatus.String() != c.status || r.CM.Msg.Type != ibcm.MsgRTU || r.CM.LRH.SLID != 2 || r.CM.LRH.DLID != 1 ||
-					r.Dir != flows.DirUnknown {
+					r.Dir != flows.DirI2R {
 					t.Errorf("record %+v, ICRC %v", r.CM.LRH, r.CM.ICRCStatus)
 				}
 			}
