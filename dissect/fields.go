@@ -238,7 +238,7 @@ var fields = [...]Field{
 	// Findings.
 	{Name: "severity", Aliases: []string{"finding.severity"}, Type: TypeString, Desc: "finding severity: error, warning, note"},
 	{Name: "code", Aliases: []string{"finding.code"}, Type: TypeString, Desc: "stable dotted finding code"},
-	{Name: "msg", Aliases: []string{"finding.msg"}, Type: TypeString, Desc: "finding text"},
+	{Name: "msg", Aliases: []string{"finding.msg"}, Type: TypeString, Desc: "finding text; of a cm record, its CM message (req, rep, rej, ...)"},
 	{Name: "ref", Aliases: []string{"finding.ref"}, Type: TypeString, Desc: "RFC section or seed rule the finding rests on"},
 }
 

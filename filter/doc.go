@@ -101,8 +101,11 @@
 //	         FPDU (type fpdu); Wireshark's iwarp_mpa
 //	ddp      an FPDU whose DDP header was decoded (iwarp_ddp)
 //	rdmap    an FPDU whose RDMAP header was decoded (iwarp_rdma)
-//	fpdu, message, finding, conn
+//	fpdu, message, finding, conn, cm, sctp_session
 //	         records of that type (the same as type == "fpdu", ...)
+//
+// A cm record's msg is its CM message (msg == "rej"); on the other
+// records msg is a finding's text.
 //
 // Note that a bare conn is the record type, while conn == 2 compares the
 // connection id every record has.

@@ -27,6 +27,13 @@ func TestEndpointsTsharkExt(t *testing.T) {
 		{"sctp-ddp.pcap", "sctp.srcport == 5000 && sctp.data_payload_proto_id in {16, 17} && !sctp.retransmission", `sctp.srcport == 5000 && type in {"ddp" "sctp_session"}`},
 		{"sctp-ddp.pcap", "sctp.port == 5001 && ip.src == 192.0.2.2 && sctp.data_payload_proto_id == 16", `sctp.port == 5001 && ip.src == 192.0.2.2 && type == "ddp"`},
 		{"sctp-ddp-enhanced.pcap", "ipv6.src == 2001:db8::2 && sctp.data_payload_proto_id in {16, 17}", `ipv6.src == 2001:db8::2 && type in {"ddp" "sctp_session"}`},
+		// The record-type names cm and sctp_session, and a cm record's
+		// msg (its CM message: MAD attribute 0x0010 REQ ... 0x0014 RTU).
+		{"roce-cm-v4.pcap", "infiniband.mad", `cm`},
+		{"roce-cm-v4.pcap", "infiniband.mad.attributeid == 0x0010", `cm && msg == "req"`},
+		{"roce-cm-v4.pcap", "infiniband.mad.attributeid == 0x0013 || infiniband.mad.attributeid == 0x0014", `msg in {"rep" "rtu"}`},
+		{"roce-cm-v6-reject.pcap", "infiniband.mad.attributeid == 0x0012", `msg == "rej"`},
+		{"sctp-ddp.pcap", "sctp.data_payload_proto_id == 17 && !sctp.retransmission", `sctp_session`},
 	} {
 		t.Run(c.file+"/"+c.ours, func(t *testing.T) {
 			path := filepath.Join("..", "testdata", "synthext", c.file)

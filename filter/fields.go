@@ -167,7 +167,7 @@ var extraFields = [...]extra{
 
 // recordTypes are the record-type shorthands: a bare name is true for
 // records of that kind (see the package documentation).
-var recordTypes = [...]string{"mpa", "ddp", "rdmap", "fpdu", "message", "finding", "conn"}
+var recordTypes = [...]string{"mpa", "ddp", "rdmap", "fpdu", "message", "finding", "conn", "cm", "sctp_session"}
 
 // findingKeys are the members of a finding, found at the top level of a
 // finding record and in the findings list of fpdu and mpa records.
@@ -232,6 +232,10 @@ func fromRegistry(f dissect.Field) *field {
 		// A finding's keys: at the top of a finding record, and in the
 		// findings attached to fpdu and mpa records ("any" semantics).
 		r.routes = []route{{path: f.Name, onlyType: "finding"}, {path: "findings", sub: f.Name}}
+		if f.Name == "msg" {
+			// A cm record's msg is its message: "req", "rej", ...
+			r.routes = append(r.routes, route{path: "msg", onlyType: "cm"})
+		}
 	case "mpa.marker.fpduptr":
 		r.routes = []route{{path: "mpa.markers", sub: "fpduptr"}}
 	case "mpa.marker.res":
