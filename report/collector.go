@@ -756,9 +756,11 @@ func (cs *connStats) extSummary(r *flows.Record) {
 			cs.responder = netip.AddrPortFrom(s.Responder, 0)
 			cs.initKnown = true
 		}
-		if s.HaveREQ || s.HaveREP {
+		if s.HaveREP {
 			// Responder resources and initiator depth: IRD and ORD
-			// in IB's words (IBA Vol. 1 §12.6.5).
+			// in IB's words (IBA Vol. 1 §12.6.5), the REP's, as the
+			// column is the Reply's (a REQ rejected or unanswered
+			// has none).
 			sum.enhanced, sum.ird, sum.ord = true, uint16(s.ResponderResources), uint16(s.InitiatorDepth)
 		}
 		cs.messages = max(cs.messages, s.Messages)

@@ -35,7 +35,12 @@ type truthRec struct {
 	IRD          int    `json:"ird"`
 	ORD          int    `json:"ord"`
 	InitiatorLID int    `json:"initiator_lid"`
-	Findings     []struct {
+	// A cm record's message and, of a REQ or REP, its responder
+	// resources and initiator depth.
+	Msg                string `json:"msg"`
+	ResponderResources *int   `json:"responder_resources"`
+	InitiatorDepth     *int   `json:"initiator_depth"`
+	Findings           []struct {
 		Code string `json:"code"`
 	} `json:"findings"`
 }
@@ -122,6 +127,17 @@ func TestExtTransportsTabulated(t *testing.T) {
 					}
 					if r.InitiatorLID != 0 && row.Initiator != "LID "+strconv.Itoa(r.InitiatorLID) {
 						t.Errorf("conn %d: initiator %q, want LID %d", r.Conn, row.Initiator, r.InitiatorLID)
+					}
+					// The column is the Reply's: the REP's responder
+					// resources and initiator depth, "-" without a REP.
+					want := "-"
+					for _, x := range truth {
+						if x.Type == "cm" && x.Conn == r.Conn && x.Msg == "rep" && x.ResponderResources != nil {
+							want = strconv.Itoa(*x.ResponderResources) + "/" + strconv.Itoa(*x.InitiatorDepth)
+						}
+					}
+					if row.IRDORD != want {
+						t.Errorf("conn %d: Reply IRD/ORD %q, want %q", r.Conn, row.IRDORD, want)
 					}
 				case flows.TransportSCTP:
 					if row.Messages != r.Messages || row.FPDUs != r.Segments || row.Octets != r.Octets {

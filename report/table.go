@@ -277,7 +277,7 @@ func (c *Collector) untrackedNote() []string {
 // are unknown (neither SYN nor MPA Request captured). A CM exchange over
 // RoCEv2 or InfiniBand and an SCTP association carrying DDP (RFC 5043) get
 // a row too, their state led by the transport ("ib_cm rejected"): a CM
-// exchange's ends are its IP addresses (or LIDs), its IRD/ORD the
+// exchange's ends are its IP addresses (or LIDs), its IRD/ORD the REP's
 // responder resources and initiator depth, its FPDUs and octets the data
 // packets sent to its QPs; an association's FPDUs are its DDP segments and
 // its octets their payload.
