@@ -20,17 +20,7 @@ func roceCMFrame(src, dst netip.Addr, m ibcm.Message) []byte {
 	binary.BigEndian.PutUint16(udp[2:], ibcm.UDPPort)
 	binary.BigEndian.PutUint16(udp[4:], uint16(8+len(payload)))
 	udp = append(udp, payload...)
-	ip := []byte{0x45, 0, 0, 0, 0, 1, 0x40, 0, 64, 17, 0, 0}
-	binary.BigEndian.PutUint16(ip[2:], uint16(20+len(udp)))
-	ip = append(append(ip, src.AsSlice()...), dst.AsSlice()...)
-	var sum uint32
-	for i := 0; i < 20; i += 2 {
-		sum += uint32(binary.BigEndian.Uint16(ip[i:]))
-	}
-	for sum > 0xFFFF {
-		sum = sum&0xFFFF + sum>>16
-	}
-	binary.BigEndian.PutUint16(ip[10:], ^uint16(sum))
+	ip := ipv4Header(17, src.AsSlice(), dst.AsSlice(), len(udp))
 	binary.LittleEndian.PutUint32(udp[len(udp)-4:], ibcm.ICRCv2(ip, udp))
 	f := make([]byte, 14, 14+len(ip)+len(udp))
 	f[12], f[13] = 0x08, 0x00
@@ -119,4 +109,21 @@ func TestCMRejectOfREP(t *testing.T) {
 			t.Errorf("%s: initiator %v responder %v", c.name, sum.Initiator, sum.Responder)
 		}
 	}
+}
+
+// ipv4Header returns a 20-octet IPv4 header (RFC 791) for a packet of
+// proto carrying l4len octets from src to dst, its checksum set.
+func ipv4Header(proto uint8, src, dst []byte, l4len int) []byte {
+	ip := []byte{0x45, 0, 0, 0, 0, 1, 0x40, 0, 64, proto, 0, 0}
+	binary.BigEndian.PutUint16(ip[2:], uint16(20+l4len))
+	ip = append(append(ip, src...), dst...)
+	var sum uint32
+	for i := 0; i < 20; i += 2 {
+		sum += uint32(binary.BigEndian.Uint16(ip[i:]))
+	}
+	for sum > 0xFFFF {
+		sum = sum&0xFFFF + sum>>16
+	}
+	binary.BigEndian.PutUint16(ip[10:], ^uint16(sum))
+	return ip
 }

@@ -2,7 +2,6 @@ package flows_test
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"reflect"
 	"testing"
@@ -34,17 +33,7 @@ func sctpFrame(fromI bool, chunks ...[]byte) []byte {
 	sctp.SetChecksum(pkt)
 	f := make([]byte, 14, 14+20+len(pkt))
 	f[12], f[13] = 0x08, 0x00
-	ip := []byte{0x45, 0, 0, 0, 0, 1, 0x40, 0, 64, sctp.IPProto, 0, 0}
-	binary.BigEndian.PutUint16(ip[2:], uint16(20+len(pkt)))
-	ip = append(append(ip, src...), dst...)
-	var sum uint32
-	for i := 0; i < 20; i += 2 {
-		sum += uint32(binary.BigEndian.Uint16(ip[i:]))
-	}
-	for sum > 0xFFFF {
-		sum = sum&0xFFFF + sum>>16
-	}
-	binary.BigEndian.PutUint16(ip[10:], ^uint16(sum))
+	ip := ipv4Header(sctp.IPProto, src, dst, len(pkt))
 	return append(append(f, ip...), pkt...)
 }
 
