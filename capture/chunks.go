@@ -535,12 +535,8 @@ func (w *ChunkWalker) pcapOwner(rec []byte, of Owner) uint8 {
 		}
 	}
 	p := &w.p
-	if caplen > wirelen {
-		*p = Packet{Kind: KindBad, WireLen: int(wirelen), Data: data}
-	} else {
-		*p = Packet{WireLen: int(wirelen), Data: data}
-		w.dec.decode(p, w.pr.link)
-	}
+	*p = Packet{WireLen: int(wirelen), Data: data}
+	w.dec.decode(p, w.pr.link)
 	return of.Owner(p)
 }
 

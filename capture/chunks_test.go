@@ -335,7 +335,7 @@ func FuzzChunks(f *testing.F) {
 
 // TestChunksRecords: records up to the longest allowed length straddle
 // chunk boundaries, and records whose captured length exceeds the original
-// length (KindBad, read by the slow path) sit between good ones.
+// length (read by the slow path) sit between good ones.
 func TestChunksRecords(t *testing.T) {
 	const m = MaxRecordLength
 	for _, tc := range []struct {

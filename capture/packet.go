@@ -86,7 +86,9 @@ type Packet struct {
 	// Interface is the pcapng interface id (0 for pcap files).
 	Interface int
 	// CapLen is the number of octets captured; WireLen the frame's length
-	// on the wire, as the file records them.
+	// on the wire, as the file records them. A damaged record may give a
+	// CapLen above WireLen: its captured octets are decoded all the same,
+	// as tshark does (it reports frame.len_lt_caplen).
 	CapLen, WireLen int
 
 	// Kind says what the frame carries; Err says why when Kind is KindBad
@@ -151,9 +153,6 @@ var (
 	// impossible (below the minimum for its type, not a multiple of 4, too
 	// short for the packet it declares) or its contents run past it.
 	ErrBadBlock = errors.New("capture: malformed pcapng block")
-	// ErrCapLen: a pcap record's captured length exceeds its original
-	// length. The record is skipped and returned as KindBad without Data.
-	ErrCapLen = errors.New("capture: captured length exceeds original length")
 	// ErrClosed: Next was called after Close.
 	ErrClosed = errors.New("capture: source closed")
 )

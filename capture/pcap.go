@@ -86,7 +86,7 @@ func (p *pcapReader) read(pk *Packet) (layers.LinkType, int64, error) {
 	if b := p.win[p.pos:]; len(b) >= pcapRecordHdrSize {
 		caplen, wirelen := p.u32(b[8:12]), p.u32(b[12:16])
 		// caplen is bounded before it is converted, so n cannot wrap.
-		if caplen <= MaxRecordLength && caplen <= wirelen && pcapRecordHdrSize+int(caplen) <= len(b) {
+		if caplen <= MaxRecordLength && pcapRecordHdrSize+int(caplen) <= len(b) {
 			n := pcapRecordHdrSize + int(caplen)
 			sec, frac := p.u32(b[0:4]), p.u32(b[4:8]) // timestamp, inlined
 			ns := int64(frac)
@@ -124,18 +124,6 @@ func (p *pcapReader) readBuffered(pk *Packet) (layers.LinkType, int64, error) {
 	caplen, wirelen := p.u32(h[8:12]), p.u32(h[12:16])
 	if caplen > MaxRecordLength {
 		return 0, off, ErrRecordTooLong
-	}
-	if caplen > wirelen {
-		// Well framed but impossible: skip it and say so.
-		pk.TS = p.timestamp(h)
-		pk.CapLen, pk.WireLen = int(caplen), int(wirelen)
-		pk.Kind, pk.Err = KindBad, ErrCapLen
-		n := pcapRecordHdrSize + int(caplen)
-		if d, err := p.br.Discard(n); d < n {
-			return 0, off, unexpected(err)
-		}
-		p.off += int64(n)
-		return p.link, off, nil
 	}
 	// The record is read in place from the bufio buffer (larger than any
 	// record, readerBufferSize): no copy. pcapgo's own reader would copy

@@ -94,6 +94,7 @@ var onceCodes = map[string]bool{
 	"rdmap.rv_rdmac":        true,
 	"mpa.pad_nonzero":       true,
 	"rdmap.term_siw_layout": true,
+	"cap.caplen_above_len":  true,
 }
 
 func newConn(d *Decoder, id int, a, b netip.AddrPort, frame uint64, ts time.Time) *conn {

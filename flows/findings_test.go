@@ -72,6 +72,7 @@ var findingCases = []findingCase{
 	{"cap.findings_suppressed", note, "crc-bad-x101"},
 	{"cap.reassembly_buffer", warning, "reorder-tiny-buffer"},
 	{"cap.snaplen", warning, "testdata/synth/snaplen.pcap"},
+	{"cap.caplen_above_len", warning, "caplen-above-len"},
 
 	// TCP.
 	{"tcp.gap", warning, "testdata/synth/gap.pcap"},
@@ -443,6 +444,21 @@ var triggers = map[string]trigger{
 	"read-reset": {
 		// A Read Request never answered; the connection is then reset.
 		gen: func() synth.Scenario { return unansweredRead(synth.CloseRST) },
+	},
+	"caplen-above-len": {
+		// Every record of the initiator's FPDUs says 10 octets fewer
+		// were on the wire than were captured.
+		gen: func() synth.Scenario {
+			return withOps(append(opening(), synth.Op{Dir: synth.I2R, Kind: synth.Send, Size: 100})...)
+		},
+		patch: func(t *testing.T, pcap []byte, res *synth.Result) {
+			t.Helper()
+			for _, f := range truthFPDUs(res, hostI.String()+":40100") {
+				for _, fr := range f.Frames {
+					shortenWireLen(t, pcap, fr, 10)
+				}
+			}
+		},
 	},
 	"read-stall": {
 		// A Read Request answered only after a pause of a second: every
@@ -1025,6 +1041,32 @@ func delayAfter(t *testing.T, pcap []byte, frame uint64, d time.Duration) {
 		}
 		off += 16 + int(binary.LittleEndian.Uint32(pcap[off+8:]))
 	}
+}
+
+// truthFPDUs returns the FPDUs of the truth that src sent.
+func truthFPDUs(res *synth.Result, src string) []*synth.TruthFPDU {
+	var fs []*synth.TruthFPDU
+	for _, r := range res.Records {
+		if f, ok := r.(*synth.TruthFPDU); ok && f.Src == src {
+			fs = append(fs, f)
+		}
+	}
+	return fs
+}
+
+// shortenWireLen takes n from the original length of frame's record in a
+// little-endian pcap file, leaving its captured length and octets.
+func shortenWireLen(t *testing.T, pcap []byte, frame uint64, n uint32) {
+	t.Helper()
+	off := 24 // pcap file header
+	for i := uint64(1); off+16 <= len(pcap); i++ {
+		if i == frame {
+			binary.LittleEndian.PutUint32(pcap[off+12:], binary.LittleEndian.Uint32(pcap[off+12:])-n)
+			return
+		}
+		off += 16 + int(binary.LittleEndian.Uint32(pcap[off+8:]))
+	}
+	t.Fatalf("no frame %d", frame)
 }
 
 // moveSeq adds delta to the TCP sequence number of frame (Ethernet, IPv4)

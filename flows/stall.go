@@ -90,6 +90,23 @@ func (c *conn) watch(p *capture.Packet, s side) {
 	if p.Flags&(capture.FlagSYN|capture.FlagRST|capture.FlagFIN) != 0 {
 		c.handshake(p, s)
 	}
+	if p.CapLen > p.WireLen && c.isIWARP() {
+		c.capLenAbove(p)
+	}
+}
+
+// capLenAbove reports, once per connection, a record of the capture file
+// that says more octets were captured than the frame had
+// (cap.caplen_above_len): the file is damaged or its writer is at fault.
+// The captured octets are decoded all the same, as tshark does.
+func (c *conn) capLenAbove(p *capture.Packet) {
+	f := strconv.FormatUint(p.Frame, 10)
+	c.hint = frameTS{p.Frame, p.TS} // not in recent yet
+	c.finding(nil, dissect.SeverityWarning, "cap.caplen_above_len",
+		"the capture file's record of frame "+f+" says "+strconv.Itoa(p.CapLen)+" octets were captured of a frame "+
+			strconv.Itoa(p.WireLen)+" octets long: the file is damaged, or the tool that wrote it is at fault. The "+
+			strconv.Itoa(p.CapLen)+" captured octets are decoded, as tshark does; tshark -Y frame.len_lt_caplen lists every such frame",
+		"draft-ietf-opsawg-pcap (Packet Record)", p.Frame)
 }
 
 // reset reports the reset (RST) of packet p, from side s, that aborts an
