@@ -121,6 +121,7 @@ type Writer struct {
 	opts    Options
 	outs    []out
 	skipped uint64
+	raised  uint64
 	closed  bool
 }
 
@@ -201,17 +202,23 @@ func (o *out) addInterface(l layers.LinkType) (int, error) {
 
 // Write appends p, a frame of link type link, to the file of its shard
 // ([Of]) and returns that shard. A record whose octets the capture does
-// not hold (capture.ErrCapLen: captured length above the original length)
-// cannot be written faithfully: it is skipped, counted by Skipped, and
-// Write returns -1 and no error.
+// not hold cannot be written: it is skipped, counted by Skipped, and
+// Write returns -1 and no error. A record whose captured length is above
+// its original length (a damaged file) is written with its original
+// length raised to its captured length, as iwarpdump -w writes it, and
+// counted by Raised.
 func (w *Writer) Write(p *capture.Packet, link layers.LinkType) (int, error) {
-	if len(p.Data) != p.CapLen || p.CapLen > p.WireLen {
+	if len(p.Data) != p.CapLen {
 		w.skipped++
 		return -1, nil
 	}
 	i := Of(p, len(w.outs))
 	o := &w.outs[i]
 	ci := gopacket.CaptureInfo{Timestamp: p.TS, CaptureLength: p.CapLen, Length: p.WireLen}
+	if p.CapLen > p.WireLen {
+		ci.Length = p.CapLen
+		w.raised++
+	}
 	var err error
 	if o.pcap != nil {
 		if link != w.opts.LinkTypes[0] {
@@ -249,6 +256,10 @@ func (w *Writer) Count(i int) (packets, octets uint64) {
 
 // Skipped returns the number of records Write could not write.
 func (w *Writer) Skipped() uint64 { return w.skipped }
+
+// Raised returns the number of records written with their original length
+// raised to their captured length.
+func (w *Writer) Raised() uint64 { return w.raised }
 
 // Close flushes every shard file and renames it into place. On error the
 // files not yet in place are removed.

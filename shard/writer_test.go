@@ -387,16 +387,22 @@ func TestSplitDamagedInput(t *testing.T) {
 	}
 }
 
-// TestWriteSkipsUnwritable: a record without its octets (captured length
-// above the original length) is skipped and counted.
+// TestWriteSkipsUnwritable: a record without its octets is skipped and
+// counted; one whose captured length is above its original length is
+// written with the original length raised to it, and counted.
 func TestWriteSkipsUnwritable(t *testing.T) {
-	w, err := shard.Create(t.TempDir(), "x", 2, shard.Options{LinkTypes: []layers.LinkType{layers.LinkTypeRaw}})
+	dir := t.TempDir()
+	w, err := shard.Create(dir, "x", 1, shard.Options{LinkTypes: []layers.LinkType{layers.LinkTypeRaw}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := capture.Packet{Kind: capture.KindBad, Err: capture.ErrCapLen, CapLen: 100, WireLen: 60}
+	p := capture.Packet{Kind: capture.KindBad, CapLen: 100, WireLen: 100}
 	if i, err := w.Write(&p, layers.LinkTypeRaw); i != -1 || err != nil || w.Skipped() != 1 {
 		t.Errorf("Write = %d, %v; Skipped %d", i, err, w.Skipped())
+	}
+	r := capture.Packet{Kind: capture.KindOther, CapLen: 100, WireLen: 60, Data: make([]byte, 100)}
+	if i, err := w.Write(&r, layers.LinkTypeRaw); i != 0 || err != nil || w.Raised() != 1 || w.Skipped() != 1 {
+		t.Errorf("Write = %d, %v; Raised %d", i, err, w.Raised())
 	}
 	q := capture.Packet{Kind: capture.KindOther, CapLen: 1, WireLen: 1, Data: []byte{0}}
 	if _, err := w.Write(&q, layers.LinkTypeEthernet); !errors.Is(err, shard.ErrLinkTypeMismatch) {
@@ -404,5 +410,13 @@ func TestWriteSkipsUnwritable(t *testing.T) {
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
+	}
+	src, err := capture.Open(w.Path(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	if got, err := src.Next(); err != nil || got.CapLen != 100 || got.WireLen != 100 {
+		t.Errorf("the record written: %d of %d octets, %v", got.CapLen, got.WireLen, err)
 	}
 }

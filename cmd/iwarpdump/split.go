@@ -108,7 +108,10 @@ func runSplit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "iwarpdump split: split the %d packets before the damage\n", packets)
 	}
 	if s := w.Skipped(); s > 0 {
-		fmt.Fprintf(stderr, "iwarpdump split: skipped %d records without their octets (captured length above the original length)\n", s)
+		fmt.Fprintf(stderr, "iwarpdump split: skipped %d records without their octets\n", s)
+	}
+	if r := w.Raised(); r > 0 {
+		fmt.Fprintf(stderr, "iwarpdump split: %d records said more octets were captured than the frame had (a damaged file): written with the original length raised to the captured length, as -w writes them\n", r)
 	}
 	if !*quiet {
 		files := "files"
