@@ -354,8 +354,9 @@ func (c *ChunkReader) noted(ch *Chunk, at int, caplen uint32, link layers.LinkTy
 	in := &c.in
 	in.notes = in.notes[:len(in.notes)+ngMeta]
 	if c.ow != nil {
+		wire := binary.LittleEndian.Uint32(in.notes[len(in.notes)-ngMeta+24:]) // putNote's
 		c.offs = append(c.offs, int32(ch.N))
-		c.own = append(c.own, c.ow.ngOwner(in.b[at:at+int(caplen):at+int(caplen)], link, c.of))
+		c.own = append(c.own, c.ow.ngOwner(in.b[at:at+int(caplen):at+int(caplen)], wire, link, c.of))
 	}
 	ch.N++
 	c.frame++

@@ -535,7 +535,7 @@ func (w *ChunkWalker) pcapOwner(rec []byte, of Owner) uint8 {
 		}
 	}
 	p := &w.p
-	*p = Packet{WireLen: int(wirelen), Data: data}
+	*p = Packet{CapLen: int(caplen), WireLen: int(wirelen), Data: data}
 	w.dec.decode(p, w.pr.link)
 	return of.Owner(p)
 }
@@ -547,12 +547,14 @@ func (w *ChunkWalker) ngOwners(ch Chunk, own []uint8, offs []int32, of Owner) ([
 	for i := 0; i < ch.N; i++ {
 		var data []byte
 		var link layers.LinkType
+		var wire uint32
 		if ch.meta != nil {
 			if len(ch.meta) < ngMeta*(i+1) {
 				break
 			}
 			offs = append(offs, int32(i))
 			data, link = metaData(&ch, i)
+			wire = binary.LittleEndian.Uint32(ch.meta[ngMeta*i+24:])
 		} else {
 			if len(b) < ngRecordHdr {
 				break
@@ -561,16 +563,17 @@ func (w *ChunkWalker) ngOwners(ch Chunk, own []uint8, offs []int32, of Owner) ([
 			n := ngRecordLen(b)
 			data = b[ngRecordHdr:n:n]
 			link = layers.LinkType(binary.LittleEndian.Uint32(b[28:32]))
+			wire = binary.LittleEndian.Uint32(b[20:24])
 			b = b[n:]
 		}
-		own = append(own, w.ngOwner(data, link, of))
+		own = append(own, w.ngOwner(data, wire, link, of))
 	}
 	return own, offs
 }
 
-// ngOwner returns the worker of the packet of data, of link type link, read
-// from a pcapng file, that of gives.
-func (w *ChunkWalker) ngOwner(data []byte, link layers.LinkType, of Owner) uint8 {
+// ngOwner returns the worker of the packet of data, of link type link and
+// original length wire, read from a pcapng file, that of gives.
+func (w *ChunkWalker) ngOwner(data []byte, wire uint32, link layers.LinkType, of Owner) uint8 {
 	if link == layers.LinkTypeEthernet {
 		if length, doff, ok := fastTCP4Lengths(data); ok {
 			ip := data[eth:]
@@ -578,7 +581,7 @@ func (w *ChunkWalker) ngOwner(data []byte, link layers.LinkType, of Owner) uint8
 				binary.BigEndian.Uint16(ip[20:22]), binary.BigEndian.Uint16(ip[22:24]), length-20-doff)
 		}
 	}
-	w.p = Packet{Data: data}
+	w.p = Packet{CapLen: len(data), WireLen: int(wire), Data: data}
 	w.dec.decode(&w.p, link)
 	return of.Owner(&w.p)
 }

@@ -62,19 +62,19 @@ type testOwner struct {
 	seen []string
 }
 
-func ownerView(k Kind, src, dst netip.AddrPort, payload int) string {
-	return fmt.Sprintf("%d %s %s %d", k, src, dst, payload)
+func ownerView(k Kind, src, dst netip.AddrPort, payload, payloadWire int) string {
+	return fmt.Sprintf("%d %s %s %d of %d", k, src, dst, payload, payloadWire)
 }
 
 func (o *testOwner) Owner(p *Packet) uint8 {
-	o.seen = append(o.seen, ownerView(p.Kind, p.Src, p.Dst, len(p.Payload)))
+	o.seen = append(o.seen, ownerView(p.Kind, p.Src, p.Dst, len(p.Payload), p.PayloadWireLen))
 	return uint8((int(p.Src.Port()) + len(p.Payload) + int(p.Kind)) % o.n)
 }
 
 func (o *testOwner) OwnerTCP4(src, dst [4]byte, sport, dport uint16, payload int) uint8 {
 	ownedTCP4++
 	p := Packet{Kind: KindTCP, Src: netip.AddrPortFrom(netip.AddrFrom4(src), sport),
-		Dst: netip.AddrPortFrom(netip.AddrFrom4(dst), dport), Payload: make([]byte, payload)}
+		Dst: netip.AddrPortFrom(netip.AddrFrom4(dst), dport), Payload: make([]byte, payload), PayloadWireLen: payload}
 	return o.Owner(&p)
 }
 
@@ -135,7 +135,7 @@ func checkOwned(t testing.TB, cr *ChunkReader, ch Chunk, want []string, nextOwn 
 			if ts, ok := tw.TS(ch, offs, i); !ok || !ts.Equal(p.TS) {
 				t.Fatalf("frame %d: TS %v %v, Walk decodes %v", p.Frame, ts, ok, p.TS)
 			}
-			if v := ownerView(p.Kind, p.Src, p.Dst, len(p.Payload)); v != seen[i] {
+			if v := ownerView(p.Kind, p.Src, p.Dst, len(p.Payload), p.PayloadWireLen); v != seen[i] {
 				t.Fatalf("frame %d: Owners saw %q, Walk decodes %q", p.Frame, seen[i], v)
 			}
 			checkPayloadPos(t, cr, ch, p)

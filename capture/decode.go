@@ -228,6 +228,33 @@ func headerProblem(t gopacket.LayerType, data []byte) error {
 	return nil
 }
 
+// optionsCut decodes the TCP header at the front of tcp, within frame
+// data whose IP packet ends at ipEnd, when the capture's snap length cut
+// it within its options: its fixed 20 octets (RFC 9293 §3.1) give the
+// ports, sequence and acknowledgment numbers, flags and window, and its
+// payload is all cut (PayloadWireLen from the IP length), as tshark
+// decodes such a segment ("Packet size limited during capture"). A header
+// whose Data Offset runs past its IP packet, or past a frame captured
+// whole, is malformed instead: optionsCut leaves p alone.
+func optionsCut(p *Packet, data, tcp []byte, ipEnd int) bool {
+	if len(tcp) < 20 || len(data) >= p.WireLen {
+		return false
+	}
+	off, doff := offsetIn(data, tcp), int(tcp[12]>>4)*4
+	if doff < 20 || len(tcp) >= doff || off+doff > ipEnd {
+		return false
+	}
+	p.Kind = KindTCP
+	p.Src = netip.AddrPortFrom(p.Src.Addr(), binary.BigEndian.Uint16(tcp[0:2]))
+	p.Dst = netip.AddrPortFrom(p.Dst.Addr(), binary.BigEndian.Uint16(tcp[2:4]))
+	p.Seq, p.Ack = binary.BigEndian.Uint32(tcp[4:8]), binary.BigEndian.Uint32(tcp[8:12])
+	p.Flags = TCPFlags(tcp[13])
+	p.Window = binary.BigEndian.Uint16(tcp[14:16])
+	p.Payload = data[len(data):]
+	p.PayloadWireLen = max(min(ipEnd, p.WireLen)-(off+doff), 0)
+	return true
+}
+
 // bad marks p undecodable at layer t, whose header starts at rem.
 func (d *decoder) bad(p *Packet, t gopacket.LayerType, rem []byte, cause error) {
 	p.Kind = KindBad
@@ -324,6 +351,9 @@ func (d *decoder) decode(p *Packet, lt layers.LinkType) {
 
 	switch {
 	case err != nil:
+		if next == layers.LayerTypeTCP && optionsCut(p, data, rem, ipEnd) {
+			return
+		}
 		if cause := headerProblem(next, rem); cause != nil {
 			err = cause
 		}
