@@ -81,10 +81,13 @@ type conn struct {
 	connect connectState
 	// cutSegs counts the segments whose end the snap length cut
 	// (TCPHealth.Cut); cutSaid: cap.snaplen was reported; keyCut: the cut
-	// left less than an MPA frame's header, so only its key says iWARP.
-	cutSegs uint32
-	cutSaid bool
-	keyCut  bool
+	// left less than an MPA frame's header, so only its key says iWARP;
+	// keyUnseen: the cut left less than half a key at the start of a
+	// direction, so nothing says whether it is iWARP (Decoder.SnapHidden).
+	cutSegs   uint32
+	cutSaid   bool
+	keyCut    bool
+	keyUnseen bool
 }
 
 // onceCodes are findings that state a fact of the connection rather than of
@@ -422,6 +425,9 @@ func (c *conn) summarise() {
 	if c.force != nil {
 		c.forcedUnframed()
 	} else if !c.isIWARP() && !c.connectFailed() {
+		if c.keyUnseen {
+			c.d.snapHidden++
+		}
 		return
 	}
 	c.unanswered()

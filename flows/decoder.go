@@ -126,6 +126,7 @@ type Decoder struct {
 	scanIdle    bool   // tests: find the connection to evict by looking at every one
 	noEmbryo    bool   // tests: make a connection at its SYN (embryo.go)
 	unordered   uint64 // records emitted past Options.MaxHeld (Unordered)
+	snapHidden  int    // SnapHidden
 	workers     int    // the workers of its Parallel, 1 for a single Decoder (maxEmbryos)
 	// packs are the conn records of the reset connections retired
 	// (settle.go), packed (retired.go) and sorted by frame; lazy, from
@@ -584,6 +585,12 @@ func (d *Decoder) ReleaseBefore(t time.Time) {
 // about an earlier frame still to come (the record of a message, which
 // is about its first frame, open all the while).
 func (d *Decoder) Unordered() uint64 { return d.unordered }
+
+// SnapHidden returns how many of the TCP connections summarised so far
+// could not be told iWARP or not because the capture's snap length cut
+// the first segment of a direction before half an MPA key (8 octets) of
+// its payload: they have no records.
+func (d *Decoder) SnapHidden() int { return d.snapHidden }
 
 // push queues a record for ordered release.
 func (d *Decoder) push(r *Record) {

@@ -366,6 +366,8 @@ func (d *direction) gap(off, end uint64, frame uint64, cut bool) {
 		// iWARP, but its negotiation is unknown.
 		d.c.keyCut = true
 		d.midstream = true
+	} else if d.mode == modeStart && cut && d.keyUnseenAt(off) {
+		d.c.keyUnseen = true
 	}
 	// A large gap: report what is known of the FPDU in progress, then
 	// resynchronise after the gap.
@@ -405,6 +407,15 @@ func (d *direction) snapCut(frame, n uint64) {
 		msg += ": FPDUs in cut segments are incomplete and their CRCs are not checked; the conn record counts the cut segments (cut_segments)"
 	}
 	c.finding(nil, dissect.SeverityWarning, "cap.snaplen", msg+". Capture with a larger snap length (tcpdump -s 0)", "", frame)
+}
+
+// keyUnseenAt reports whether the octets buffered before a snap-length cut
+// at off, the first of the direction's stream, are too few to tell an MPA
+// Request or Reply's key (less than half of it, all of them a prefix of
+// a key): the capture cannot say whether the connection is iWARP.
+func (d *direction) keyUnseenAt(off uint64) bool {
+	b := d.buf()
+	return d.bufOff == 0 && uint64(len(b)) == off && len(b) < mpa.KeyLen/2 && mpa.IsKeyPrefix(b)
 }
 
 // cutMPA reports whether the octets buffered before a snap-length cut at

@@ -831,6 +831,15 @@ func (p *Parallel) merge() {
 // same records, so the output is the same. Call it after Close.
 func (p *Parallel) Unordered() uint64 { return p.unordered }
 
+// SnapHidden is Decoder.SnapHidden over every worker; call it after Close.
+func (p *Parallel) SnapHidden() int {
+	n := 0
+	for _, w := range p.workers {
+		n += w.dec.snapHidden
+	}
+	return n
+}
+
 // SpillErr returns the error that lost packed conn records of retired
 // connections, as Decoder.SpillErr does. Call it after Close.
 func (p *Parallel) SpillErr() error { return p.spillErr }

@@ -2,6 +2,7 @@ package flows_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/iwarpkit/iwarpkit/capture"
 	"github.com/iwarpkit/iwarpkit/dissect/rdmap"
 	"github.com/iwarpkit/iwarpkit/flows"
 	"github.com/iwarpkit/iwarpkit/internal/testutil"
@@ -481,4 +483,78 @@ func knownAtomicResp(r rdmap.AtomicResponse, have int) rdmap.AtomicResponse {
 		k.ReqID = r.ReqID
 	}
 	return k
+}
+
+// TestSnaplenHidden cuts every real siw capture before 8 octets of TCP
+// payload (6 octets into the TCP options, at the end of the headers, and 4
+// octets into the payload): no connection can be told iWARP, so every
+// iWARP connection of the whole capture's decode is counted by
+// SnapHidden, with one Decoder and with two workers reading the file in
+// chunks, and the cut decode's only conn records are of connections whose
+// handshake failed, which need no payload. Kept 8 octets, the key's first
+// half, the connections are iWARP again and none is hidden.
+func TestSnaplenHidden(t *testing.T) {
+	for _, path := range snapCaptures(t) {
+		orig, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full := testutil.DecodeBytes(t, orig, flows.Options{})
+		var conns, failed int
+		for _, r := range full {
+			if r.Type == flows.RecConn {
+				conns++
+				if st := r.Summary.State; st == "refused" || st == "unanswered" {
+					failed++
+				}
+			}
+		}
+		hdr := 0
+		for _, p := range testutil.ReadPackets(orig) {
+			if len(p.Payload) > 0 {
+				hdr = p.CapLen - len(p.Payload)
+				break
+			}
+		}
+		for _, payload := range []int{-6, 0, 4, 8} {
+			snap := hdr + payload
+			t.Run(filepath.Base(path)+"/"+strconv.Itoa(snap), func(t *testing.T) {
+				cut := snapCut(t, orig, snap)
+				var got []*flows.Record
+				d := flows.NewDecoder(flows.Options{}, func(r *flows.Record) { got = append(got, r) })
+				for _, p := range testutil.ReadPackets(cut) {
+					d.Packet(&p)
+				}
+				d.Close()
+				cutConns := len(testutil.OfType(got, flows.RecConn))
+				want := conns - cutConns
+				if payload >= 8 {
+					want = 0
+				}
+				if d.SnapHidden() != want || (payload < 8 && cutConns != failed) {
+					t.Fatalf("%d connections hidden, %d conn records; the whole capture has %d (%d of failed handshakes)",
+						d.SnapHidden(), cutConns, conns, failed)
+				}
+				file := filepath.Join(t.TempDir(), "cut.pcap")
+				if err := os.WriteFile(file, cut, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				cr, err := capture.OpenChunks(file, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer cr.Close()
+				par, err := flows.NewParallel(flows.Options{}, 2, func(*flows.Record) {})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := par.DecodeChunks(context.Background(), cr); err != nil {
+					t.Fatal(err)
+				}
+				if par.SnapHidden() != d.SnapHidden() {
+					t.Fatalf("two workers: %d hidden, one Decoder %d", par.SnapHidden(), d.SnapHidden())
+				}
+			})
+		}
+	}
 }

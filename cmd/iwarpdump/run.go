@@ -565,6 +565,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				u.Unordered(), flows.DefaultMaxHeld)
 		}
 	}
+	snapHiddenNote(dec, stderr)
 	spillLost := false
 	if sp, ok := dec.(interface{ SpillErr() error }); ok && sp.SpillErr() != nil {
 		// The packed summaries of reset connections, kept in a temporary
@@ -863,4 +864,20 @@ func localFor(coll *report.Collector, partials bool) (func() flows.Local, func(c
 		return coll.Local, coll.Absorb
 	}
 	return coll.Ends, coll.Absorb
+}
+
+// snapHiddenNote says on stderr how many TCP connections the capture's snap
+// length left unknown (flows.Decoder.SnapHidden): with no record, they
+// would otherwise go unmentioned, in -q -z conn's table too.
+func snapHiddenNote(dec any, stderr io.Writer) {
+	h, ok := dec.(interface{ SnapHidden() int })
+	if !ok || h.SnapHidden() == 0 {
+		return
+	}
+	conns := "TCP connections"
+	if h.SnapHidden() == 1 {
+		conns = "TCP connection"
+	}
+	fmt.Fprintf(stderr, "iwarpdump: %d %s could not be told iWARP or not: the capture's snap length cut the first segment of a direction before 8 octets of its payload (an MPA Request or Reply starts with a 16-octet key); capture with tcpdump -s 0\n",
+		h.SnapHidden(), conns)
 }

@@ -428,3 +428,25 @@ func TestReportsSayDamage(t *testing.T) {
 		t.Errorf("the reports do not say the capture is damaged:\n%s\n%s", j, s)
 	}
 }
+
+// TestSnapHiddenNote: a capture cut by its snap length before any payload
+// (editcap -s 60 of a real rping connection; testdata/snaplen/README.md)
+// has no record, and standard error says why, with one worker and two, and
+// under -q -z conn, whose table is empty; the whole capture says nothing
+// of it.
+func TestSnapHiddenNote(t *testing.T) {
+	const note = "1 TCP connection could not be told iWARP or not"
+	for _, args := range [][]string{
+		{"-r", "../../testdata/snaplen/crc_v2_rping_s60.pcap"},
+		{"-r", "../../testdata/snaplen/crc_v2_rping_s60.pcap", "-j", "2", "-T", "jsonl"},
+		{"-r", "../../testdata/snaplen/crc_v2_rping_s60.pcap", "-q", "-z", "conn"},
+	} {
+		code, out, errs := runCmd(t, nil, args...)
+		if code != 0 || strings.Contains(out, "192.0.2") || !strings.Contains(errs, note) || !strings.Contains(errs, "tcpdump -s 0") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errs)
+		}
+	}
+	if code, _, errs := runCmd(t, nil, "-r", siw+"crc_v2_rping.pcap", "-q", "-z", "conn"); code != 0 || errs != "" {
+		t.Errorf("the whole capture: exit %d, stderr %q", code, errs)
+	}
+}
