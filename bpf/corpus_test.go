@@ -303,6 +303,22 @@ func sll2Frame(np netPacket) []byte {
 
 // corpus returns the frames for link type lt, whole and cut short.
 func corpus(lt layers.LinkType) [][]byte {
+	frames := corpusWhole(lt)
+	// Truncated copies of every 7th frame at the offsets where headers end.
+	n := len(frames)
+	for i := 0; i < n; i += 7 {
+		f := frames[i]
+		for _, cut := range []int{1, 13, 20, 24, 30, 34, 38, 40, 50, 54, 56, 60, 62} {
+			if cut < len(f) {
+				frames = append(frames, f[:cut])
+			}
+		}
+	}
+	return frames
+}
+
+// corpusWhole returns the frames for link type lt, none cut short.
+func corpusWhole(lt layers.LinkType) [][]byte {
 	var frames [][]byte
 	for i, np := range corpusNet() {
 		switch lt {
@@ -323,16 +339,6 @@ func corpus(lt layers.LinkType) [][]byte {
 		case layers.LinkTypeRaw, layers.LinkTypeIPv4, layers.LinkTypeIPv6:
 			if (np.etype == etherIPv4 && lt != layers.LinkTypeIPv6) || (np.etype == etherIPv6 && lt != layers.LinkTypeIPv4) {
 				frames = append(frames, append([]byte(nil), np.data...))
-			}
-		}
-	}
-	// Truncated copies of every 7th frame at the offsets where headers end.
-	n := len(frames)
-	for i := 0; i < n; i += 7 {
-		f := frames[i]
-		for _, cut := range []int{1, 13, 20, 24, 30, 34, 38, 40, 50, 54, 56, 60, 62} {
-			if cut < len(f) {
-				frames = append(frames, f[:cut])
 			}
 		}
 	}

@@ -5,8 +5,10 @@
 //
 //   - Same verdicts as tcpdump. For the subset it accepts, a compiled
 //     program accepts exactly the packets the program of `tcpdump -ddd -y
-//     LINKTYPE EXPR` accepts. The tests check this differentially against the
-//     real tcpdump over a corpus of generated frames (IPv4 with options and
+//     LINKTYPE EXPR` accepts, and `tcpdump -r FILE EXPR` reads the frames
+//     Matcher.MatchWire passes. The tests check this differentially against
+//     the real tcpdump (its programs in the same VM, and tcpdump -r itself,
+//     libpcap's interpreter and all) over a corpus of generated frames (IPv4 with options and
 //     fragments, IPv6 with and without a Fragment header, 802.1Q and 802.1ad
 //     tags, ARP, TCP, UDP, SCTP, ICMP) and over real captures.
 //   - The libpcap grammar, not a look-alike: "and" and "or" have the same

@@ -497,7 +497,9 @@ func (e reportedError) Unwrap() error { return e.error }
 // for packets read from files: the returned function reports whether a
 // frame of the given link type passes, compiling the program for each link
 // type on first use (a pcapng file may mix them) and rejecting the frames
-// of a link type the expression cannot be compiled for. A nil function
+// of a link type the expression cannot be compiled for (wrapFile refuses
+// the filter first when that is the link type of an input's first
+// interface: checkFileLinks). A nil function
 // means no filter. The expression is checked against Ethernet at once, so
 // syntax errors come back here.
 func compileFileFilter(args []string) (func(data []byte, wireLen int, lt layers.LinkType) bool, error) {
@@ -539,6 +541,43 @@ func (l *liveFlags) fileFilter(args []string) (func(data []byte, wireLen int, lt
 	}, nil
 }
 
+// checkFileLinks compiles the filter expression for the link type of
+// every input's first interface, as tcpdump compiles it for the file's
+// link type and stops if it cannot: without this, the frames of a link
+// type the compiler does not handle (BSD loopback, InfiniBand) were all
+// rejected, without a word. A raw program (--bpf-raw) is taken as it is.
+func (l *liveFlags) checkFileLinks(src linkSource, args []string) error {
+	if l.bpfRaw {
+		return nil
+	}
+	text, err := l.filterText(args)
+	if err != nil {
+		return err
+	}
+	names := []string{""}
+	lts := []layers.LinkType{src.LinkType(0)}
+	if m, ok := src.(*capture.Merge); ok {
+		names, lts = names[:0], lts[:0]
+		for i := range m.Len() {
+			names, lts = append(names, m.Name(i)), append(lts, m.InputLinkType(i))
+		}
+	}
+	for i, lt := range lts {
+		if lt == capture.LinkTypeUnknown {
+			continue
+		}
+		if _, err := live.Compile(text, lt, 0); err != nil {
+			where := names[i]
+			if where == "" {
+				name, _ := linkTypeName(lt)
+				where = "link type " + name
+			}
+			return fmt.Errorf("the capture filter cannot be compiled for %s: %w", where, err)
+		}
+	}
+	return nil
+}
+
 // fileSource applies the filter and -w to a capture file being read (-r):
 // frames the filter rejects are skipped (keeping their frame numbers), the
 // others are written to the -w file (with the link type of interface 0).
@@ -572,6 +611,9 @@ type fileSource struct {
 // (or -F, --bpf-raw) and -w: nil and an exit code on error.
 func (l *liveFlags) wrapFile(src linkSource, args []string, stderr io.Writer) (packetSource, int) {
 	f, err := l.fileFilter(args)
+	if err == nil && f != nil {
+		err = l.checkFileLinks(src, args)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "iwarpdump: %v\n", err)
 		return nil, 2

@@ -398,3 +398,59 @@ func mustOpen(t *testing.T, path string) *capture.Source {
 	}
 	return src
 }
+
+// TestFileFilterLinkType: a capture filter the pure-Go compiler cannot
+// compile for an input's link type (BSD loopback, native InfiniBand) is
+// refused before anything is decoded (exit 2, the file and the link type
+// named), as tcpdump stops when it cannot compile the filter for the
+// file's link type; every frame of such a file was rejected without a
+// word, and the run exited 0. The tcpdump verdicts are noted for each
+// case: where tcpdump reads the file with the expression, the refusal is
+// the compiler's documented limit (its link types), not libpcap's.
+func TestFileFilterLinkType(t *testing.T) {
+	dir := t.TempDir()
+	// A BSD loopback (DLT_NULL) capture of one IPv4 TCP segment, the
+	// address family in the writer's (little-endian) byte order.
+	ipTCP := []byte{
+		0x45, 0, 0, 44, 0, 1, 0, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+		0x1c, 0x06, 0, 80, 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x18, 0x03, 0xe8, 0, 0, 0, 0, 'a', 'b', 'c', 'd',
+	}
+	frame := append([]byte{2, 0, 0, 0}, ipTCP...)
+	null := filepath.Join(dir, "null.pcap")
+	hdr := []byte{0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0}
+	rec := []byte{1, 0, 0, 0, 0, 0, 0, 0, byte(len(frame)), 0, 0, 0, byte(len(frame)), 0, 0, 0}
+	if err := os.WriteFile(null, append(append(hdr, rec...), frame...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n := tcpdumpCount(t, null, "tcp port 80"); n != 1 && n != -1 {
+		t.Fatalf("tcpdump reads %d packets of the loopback capture with tcp port 80, want 1", n)
+	}
+	ib := "../../testdata/synthext/ib-cm-native.pcap"
+	for _, tc := range []struct {
+		files []string
+		expr  string
+		name  string // the file the error names
+	}{
+		{[]string{null}, "tcp port 80", null}, // tcpdump: 1 packet
+		{[]string{null}, "ip", null},          // tcpdump: 1 packet
+		{[]string{ib}, "tcp", ib},             // tcpdump: "InfiniBand link-layer type filtering not implemented"
+		{[]string{ib}, "len > 40", ib},        // tcpdump: 8 packets
+		{[]string{siw + "crc_v2_rping.pcap", ib}, "tcp port 7174", ib},
+	} {
+		var args []string
+		for _, f := range tc.files {
+			args = append(args, "-r", f)
+		}
+		code, out, errs := runCmd(t, nil, append(args, "-T", "jsonl", tc.expr)...)
+		if code != 2 || out != "" || !strings.Contains(errs, tc.name) || !strings.Contains(errs, "not supported by the pure-Go filter compiler") {
+			t.Errorf("%v %q: exit %d, %d octets out: %s", tc.files, tc.expr, code, len(out), errs)
+		}
+	}
+	// Without a filter, or with one for a link type it handles, nothing
+	// changes.
+	for _, args := range [][]string{{"-r", null}, {"-r", ib}, {"-r", siw + "crc_v2_rping.pcap", "tcp"}} {
+		if code, _, errs := runCmd(t, nil, append(args, "-q")...); code != 0 {
+			t.Errorf("%v: exit %d: %s", args, code, errs)
+		}
+	}
+}
