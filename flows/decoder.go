@@ -306,7 +306,7 @@ func (d *Decoder) Packet(p *capture.Packet) {
 	}
 	syn := p.Flags&capture.FlagSYN != 0
 	ack := p.Flags&capture.FlagACK != 0
-	if c != nil && c.closed && d.reused(c, p, syn && !ack) {
+	if c != nil && (c.closed || syn && !ack && c.newIncarnation(p)) && d.reused(c, p, syn && !ack) {
 		// Port reuse: a new connection on the same 4-tuple (reused also
 		// settles a reset connection a packet comes late to, settle.go).
 		c = nil
@@ -380,6 +380,19 @@ func (d *Decoder) reused(c *conn, p *capture.Packet, syn bool) bool {
 	}
 	c.late(p.TS)
 	return false
+}
+
+// newIncarnation reports whether p, a SYN without ACK on the endpoints of
+// connection c, which has not closed, starts a new connection there: its
+// side of c already has another initial sequence number (or started at
+// octets this SYN does not precede). The host restarted, or the capture
+// missed the close (lost FINs or RST, or a side that closed only one
+// way), and a new connection reuses the ports with a new ISN (RFC 9293
+// §3.4); tshark starts a new tcp.stream at such a SYN. Taken for c, its
+// SYN contradicted c's (tcp.retransmit_conflict) and its octets fell far
+// from c's (a false tcp.gap of the distance between the ISNs).
+func (c *conn) newIncarnation(p *capture.Packet) bool {
+	return c.dirs[c.sideOf(p.Src)].stream.OtherSYN(reassembly.SeqNum(p.Seq))
 }
 
 // closed finishes connection c, which has closed both ways (conn.over), or
