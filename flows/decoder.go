@@ -338,7 +338,7 @@ func (d *Decoder) open(p *capture.Packet, ci int, syn bool) *conn {
 		delete(d.finished, flatKeyOf(k))
 	}
 	if d.embryos.live > 0 {
-		if e, ok := d.embryos.take(flatKeyOf(k)); ok {
+		if e, ok := d.embryos.take(flatKeyOf(k)); ok && !d.abandoned(e, k, p) {
 			return d.born(k, e, ci)
 		}
 	}
@@ -346,6 +346,23 @@ func (d *Decoder) open(p *capture.Packet, ci int, syn bool) *conn {
 		return nil
 	}
 	return d.add(k, d.newID(true), p.Src, p.Dst, p.Frame, p.TS, ci)
+}
+
+// abandoned reports whether packet p, on endpoints k, is a SYN without
+// ACK from the side of embryo e, taken from the table, with another
+// sequence number: not e's SYN sent again (TCP keeps the ISN of a SYN it
+// retransmits, RFC 9293 §3.8.1) but a new connection attempt on the same
+// endpoints, after e's went unanswered (a client that binds its port, as
+// NFS/RDMA's reserved ports, and connects again). e is then done with,
+// with no record, as an embryo dropped: given its SYN, the new
+// connection took it for its own, contradicting (tcp.retransmit_conflict),
+// and its octets for a tcp.gap of the distance between the ISNs.
+func (d *Decoder) abandoned(e embryo, k connKey, p *capture.Packet) bool {
+	if p.Flags&(capture.FlagSYN|capture.FlagACK) != capture.FlagSYN || (p.Src == k.lo) != e.fromLo || p.Seq == e.seq {
+		return false
+	}
+	d.endEmbryo(e)
+	return true
 }
 
 // add makes connection id, from a to b, whose first packet is frame at ts,

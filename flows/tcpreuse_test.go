@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
 
 	"github.com/iwarpkit/iwarpkit/flows"
 	"github.com/iwarpkit/iwarpkit/internal/testutil"
@@ -81,48 +84,111 @@ func TestPortReuseNewISN(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			raw := pcap.Bytes()
-			recs := decodeReader(t, bytes.NewReader(raw), flows.Options{})
-			var want []int // the truth's FPDUs per connection
-			for _, r := range res.Records {
-				if c, ok := r.(*synth.TruthConn); ok {
-					want = append(want, c.FPDUsCaptured)
-				}
-			}
-			var got []int
-			for _, r := range testutil.OfType(recs, flows.RecConn) {
-				got = append(got, r.Summary.FPDUs)
-				if r.Summary.TCP.Retransmissions != 0 {
-					t.Errorf("connection %d: %d retransmissions, want 0", r.Conn, r.Summary.TCP.Retransmissions)
-				}
-			}
-			if len(got) != len(want) || len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
-				t.Errorf("connections with FPDUs %v, want %v (the generator's)", got, want)
-			}
-			if codes := findingCodes(recs); len(codes) > 0 {
-				t.Errorf("findings %v, want none", codes)
-			}
-			missed, captured := compareTruth(t, res.Records, recs)
-			if missed > 0 {
-				t.Errorf("%d of %d FPDUs not reported", missed, captured)
-			}
-			// tshark: two TCP streams.
-			tshark := testutil.RequireTshark(t)
-			path := filepath.Join(t.TempDir(), "reuse.pcap")
-			if err := os.WriteFile(path, raw, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			out, err := exec.Command(tshark, "-r", path, "-T", "fields", "-e", "tcp.stream").Output()
+			checkReuse(t, pcap.Bytes(), res.Records)
+		})
+	}
+}
+
+// checkReuse decodes raw, a capture of connections on the same endpoints
+// with nothing wrong on the wire, and checks it against truth, the
+// generator's: its connections, each with its FPDUs, no finding and no
+// retransmission; and against tshark: the TCP stream of every record is
+// tshark's tcp.stream for its frame.
+func checkReuse(t *testing.T, raw []byte, truth []synth.Record) {
+	t.Helper()
+	recs := decodeReader(t, bytes.NewReader(raw), flows.Options{})
+	var want []int // the truth's FPDUs per connection
+	for _, r := range truth {
+		if c, ok := r.(*synth.TruthConn); ok {
+			want = append(want, c.FPDUsCaptured)
+		}
+	}
+	var got []int
+	for _, r := range testutil.OfType(recs, flows.RecConn) {
+		got = append(got, r.Summary.FPDUs)
+		if r.Summary.TCP.Retransmissions != 0 {
+			t.Errorf("connection %d: %d retransmissions, want 0", r.Conn, r.Summary.TCP.Retransmissions)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("connections with FPDUs %v, want %v (the generator's)", got, want)
+	}
+	if codes := findingCodes(recs); len(codes) > 0 {
+		t.Errorf("findings %v, want none", codes)
+	}
+	if missed, captured := compareTruth(t, truth, recs); missed > 0 {
+		t.Errorf("%d of %d FPDUs not reported", missed, captured)
+	}
+	testutil.RequireTshark(t)
+	path := filepath.Join(t.TempDir(), "reuse.pcap")
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	streams := testutil.TsharkColumn(t, []string{"-r", path, "-T", "fields", "-e", "frame.number", "-e", "tcp.stream"})
+	for _, r := range recs {
+		if s, ok := r.TCPStream(); ok && strconv.Itoa(s) != streams[r.Frame] {
+			t.Errorf("%v record of frame %d: TCP stream %d, tshark's %s", r.Type, r.Frame, s, streams[r.Frame])
+		}
+	}
+}
+
+// TestSYNAgainNewISN: a SYN that got no answer, then, a second later, a
+// SYN from the same port with another ISN, answered: a new connection
+// attempt (TCP sends a SYN again with the same ISN, RFC 9293 §3.8.1), as
+// tshark's new tcp.stream at it says. The connection is the second SYN's
+// and decodes as the generator made it; it took the first SYN for its
+// own and the second for a contradicting one (tcp.retransmit_conflict),
+// and its octets for a tcp.gap of the distance between the ISNs.
+func TestSYNAgainNewISN(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		oldISN uint32
+	}{
+		{"isn-below", 77777},
+		{"isn-above", 3000000000},
+		{"isn-one-below", isnI - 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := baseConn(43000)
+			c.Ops = []synth.Op{{Dir: synth.I2R, Kind: synth.Write, Size: 3000, STag: 0x51}, {Dir: synth.R2I, Kind: synth.Send, Size: 100}}
+			var pcap bytes.Buffer
+			res, err := synth.Generate(synth.Scenario{Conns: []synth.Conn{c}}, &pcap, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			streams := map[string]bool{}
-			for _, l := range strings.Fields(string(out)) {
-				streams[l] = true
+			path := filepath.Join(t.TempDir(), "gen.pcap")
+			if err := os.WriteFile(path, pcap.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
 			}
-			if len(streams) != len(got) {
-				t.Errorf("tshark has %d TCP streams, we %d connections", len(streams), len(got))
-			}
+			frames, times, _ := captureFrames(t, path)
+			first := withSeq(t, frames[0], tc.oldISN)
+			frames = append([][]byte{first}, frames...)
+			times = append([]time.Time{times[0].Add(-time.Second)}, times...)
+			_, raw := writePcap(t, "synagain.pcap", frames, times)
+			checkReuse(t, raw, res.Records)
 		})
 	}
+}
+
+// withSeq returns a copy of an Ethernet/IPv4 TCP frame with sequence
+// number seq, its checksum set again.
+func withSeq(t *testing.T, frame []byte, seq uint32) []byte {
+	t.Helper()
+	p := gopacket.NewPacket(frame, layers.LayerTypeEthernet, gopacket.Default)
+	eth, _ := p.Layer(layers.LayerTypeEthernet).(*layers.Ethernet)
+	ip, _ := p.Layer(layers.LayerTypeIPv4).(*layers.IPv4)
+	tcp, _ := p.Layer(layers.LayerTypeTCP).(*layers.TCP)
+	if eth == nil || ip == nil || tcp == nil {
+		t.Fatal("not an Ethernet/IPv4 TCP frame")
+	}
+	tcp.Seq = seq
+	if err := tcp.SetNetworkLayerForChecksum(ip); err != nil {
+		t.Fatal(err)
+	}
+	b := gopacket.NewSerializeBuffer()
+	if err := gopacket.SerializeLayers(b, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true},
+		eth, ip, tcp, gopacket.Payload(tcp.Payload)); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
