@@ -113,8 +113,9 @@ type Decoder struct {
 	// was summarised, not a new connection. Entries older than twice that
 	// are swept (sweepFinished) once the map has doubled, so that it holds
 	// the connections closed in the last minutes of the capture, not every
-	// one it had.
-	finished     map[flatKey]int64
+	// one it had. With it, the sequence space each side used, to tell a
+	// segment of its octets sent again.
+	finished     map[flatKey]finishedConn
 	finishedMark int // len(finished) that starts the next sweep
 	// cache remembers recently used connections by a hash of the 4-tuple
 	// (cacheIndex); an entry is checked against the packet's endpoints and
@@ -325,14 +326,16 @@ func (d *Decoder) Packet(p *capture.Packet) {
 }
 
 // open starts the connection of packet p (whose cache slot is ci), or
-// returns nil for a packet without payload or SYN on the endpoints of a
-// connection finished when it closed, within strayWindow of the close (a
-// FIN or ACK sent again), and for a SYN that only makes an embryo
+// returns nil for a packet without SYN, and without payload or with
+// octets the connection had sent, on the endpoints of a connection
+// finished when it closed, within strayWindow of the close (a FIN, an ACK
+// or octets sent again: the peer's acknowledgement was lost), and for a
+// SYN that only makes an embryo
 // (embryo.go).
 func (d *Decoder) open(p *capture.Packet, ci int, syn bool) *conn {
 	k := keyOf(p.Src, p.Dst)
-	if at, gone := d.finished[flatKeyOf(k)]; gone {
-		if !syn && len(p.Payload) == 0 && p.TS.UnixNano()-at <= int64(strayWindow) {
+	if f, gone := d.finished[flatKeyOf(k)]; gone {
+		if !syn && (len(p.Payload) == 0 || f.sentBefore(p, k)) && p.TS.UnixNano()-f.at <= int64(strayWindow) {
 			return nil
 		}
 		delete(d.finished, flatKeyOf(k))
@@ -423,15 +426,54 @@ func (d *Decoder) closed(c *conn) {
 	d.finish(c)
 	at := max(c.dirs[0].lastTS.UnixNano(), c.dirs[1].lastTS.UnixNano())
 	if d.finished == nil {
-		d.finished = make(map[flatKey]int64)
+		d.finished = make(map[flatKey]finishedConn)
 	}
 	if len(d.finished) >= d.finishedMark {
 		d.sweepFinished(at)
 	}
-	d.finished[flatKeyOf(keyOf(c.a, c.b))] = at
+	k := keyOf(c.a, c.b)
+	f := finishedConn{at: at}
+	for s, t := range c.tcp {
+		i := 0
+		if c.endpoint(side(s)) != k.lo {
+			i = 1
+		}
+		if dir := c.dirs[s]; t.nxtSet && dir.seqKnown {
+			f.from[i], f.to[i], f.used[i] = dir.seqBase-1, t.nxt, true
+		}
+	}
+	d.finished[flatKeyOf(k)] = f
 	if len(d.spare) < maxSpare && !d.noSpare {
 		d.spare = append(d.spare, c)
 	}
+}
+
+// finishedConn is what Decoder.finished keeps of a connection finished
+// when it closed: the capture time of the close (Unix nanoseconds) and,
+// for each side (that of the key's lo endpoint first) that sent octets,
+// the sequence numbers it used: from the SYN's (or the one before its
+// first octet), to the one after its FIN.
+type finishedConn struct {
+	at       int64
+	from, to [2]uint32
+	used     [2]bool
+}
+
+// sentBefore reports whether the octets (and FIN) of packet p, on
+// endpoints k, lie within what its side sent on the finished connection:
+// a copy of a segment sent again, when the acknowledgement of the
+// original was lost, and not a new connection's.
+func (f *finishedConn) sentBefore(p *capture.Packet, k connKey) bool {
+	i := 0
+	if p.Src != k.lo {
+		i = 1
+	}
+	n := uint32(max(p.PayloadWireLen, len(p.Payload)))
+	if p.Flags&capture.FlagFIN != 0 {
+		n++
+	}
+	span := f.to[i] - f.from[i]
+	return f.used[i] && p.Seq-f.from[i] < span && p.Seq+n-f.from[i] <= span
 }
 
 // maxSpare bounds Decoder.spare.
@@ -454,8 +496,8 @@ const strayWindow = 2 * time.Minute
 // and keeps -j N's output equal to -j 1's (each worker sweeps at the
 // closes of its own connections).
 func (d *Decoder) sweepFinished(now int64) {
-	for k, at := range d.finished {
-		if now-at > 2*int64(strayWindow) {
+	for k, f := range d.finished {
+		if now-f.at > 2*int64(strayWindow) {
 			delete(d.finished, k)
 		}
 	}

@@ -174,6 +174,12 @@ func TestSYNAgainNewISN(t *testing.T) {
 // number seq, its checksum set again.
 func withSeq(t *testing.T, frame []byte, seq uint32) []byte {
 	t.Helper()
+	return withSeqFlags(t, frame, seq, false)
+}
+
+// withSeqFlags is withSeq, with FIN set too when fin is.
+func withSeqFlags(t *testing.T, frame []byte, seq uint32, fin bool) []byte {
+	t.Helper()
 	p := gopacket.NewPacket(frame, layers.LayerTypeEthernet, gopacket.Default)
 	eth, _ := p.Layer(layers.LayerTypeEthernet).(*layers.Ethernet)
 	ip, _ := p.Layer(layers.LayerTypeIPv4).(*layers.IPv4)
@@ -182,6 +188,7 @@ func withSeq(t *testing.T, frame []byte, seq uint32) []byte {
 		t.Fatal("not an Ethernet/IPv4 TCP frame")
 	}
 	tcp.Seq = seq
+	tcp.FIN = tcp.FIN || fin
 	if err := tcp.SetNetworkLayerForChecksum(ip); err != nil {
 		t.Fatal(err)
 	}
@@ -191,4 +198,68 @@ func withSeq(t *testing.T, frame []byte, seq uint32) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// TestSentAgainAfterClose: after a connection closed (both FINs
+// acknowledged), a segment of octets it had sent comes again, as when
+// the acknowledgement of the original was lost and the sender's timer
+// fired: its last data segment, an earlier one, or its last data
+// segment with its FIN. tshark keeps it in the connection's tcp.stream;
+// the generator made one connection. It was taken for a new connection
+// that started mid-stream, with an FPDU, an mpa.midstream_lock and a row
+// of its own in -z conn.
+func TestSentAgainAfterClose(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		last int // which data segment of the initiator, from its last (0)
+		fin  bool
+	}{
+		{"last", 0, false},
+		{"earlier", 2, false},
+		{"last-with-fin", 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := baseConn(44000)
+			c.Ops = []synth.Op{{Dir: synth.I2R, Kind: synth.Write, Size: 3000, STag: 0x51}, {Dir: synth.R2I, Kind: synth.Send, Size: 100}}
+			var pcap bytes.Buffer
+			res, err := synth.Generate(synth.Scenario{Conns: []synth.Conn{c}}, &pcap, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pkts := testutil.ReadPackets(pcap.Bytes())
+			var data []int
+			for i, p := range pkts {
+				if p.Src == c.Initiator && len(p.Payload) > 0 {
+					data = append(data, i)
+				}
+			}
+			path := filepath.Join(t.TempDir(), "gen.pcap")
+			if err := os.WriteFile(path, pcap.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			frames, times, _ := captureFrames(t, path)
+			again := frames[data[len(data)-1-tc.last]]
+			if tc.fin {
+				// The FIN goes with the last octets (the FIN's sequence
+				// number is the one after them).
+				again = withFIN(t, again)
+			}
+			frames = append(frames, again)
+			times = append(times, times[len(times)-1].Add(200*time.Millisecond))
+			_, raw := writePcap(t, "again.pcap", frames, times)
+			checkReuse(t, raw, res.Records)
+		})
+	}
+}
+
+// withFIN returns a copy of an Ethernet/IPv4 TCP frame with FIN set, its
+// checksum set again.
+func withFIN(t *testing.T, frame []byte) []byte {
+	t.Helper()
+	p := gopacket.NewPacket(frame, layers.LayerTypeEthernet, gopacket.Default)
+	tcp, _ := p.Layer(layers.LayerTypeTCP).(*layers.TCP)
+	if tcp == nil {
+		t.Fatal("not a TCP frame")
+	}
+	return withSeqFlags(t, frame, tcp.Seq, true)
 }
