@@ -113,8 +113,9 @@ type Decoder struct {
 	// was summarised, not a new connection. Entries older than twice that
 	// are swept (sweepFinished) once the map has doubled, so that it holds
 	// the connections closed in the last minutes of the capture, not every
-	// one it had.
-	finished     map[flatKey]int64
+	// one it had. With it, the sequence space each side used, to tell a
+	// segment of its octets sent again.
+	finished     map[flatKey]finishedConn
 	finishedMark int // len(finished) that starts the next sweep
 	// cache remembers recently used connections by a hash of the 4-tuple
 	// (cacheIndex); an entry is checked against the packet's endpoints and
@@ -307,7 +308,7 @@ func (d *Decoder) Packet(p *capture.Packet) {
 	}
 	syn := p.Flags&capture.FlagSYN != 0
 	ack := p.Flags&capture.FlagACK != 0
-	if c != nil && c.closed && d.reused(c, p, syn && !ack) {
+	if c != nil && (c.closed || syn && !ack && c.newIncarnation(p)) && d.reused(c, p, syn && !ack) {
 		// Port reuse: a new connection on the same 4-tuple (reused also
 		// settles a reset connection a packet comes late to, settle.go).
 		c = nil
@@ -326,20 +327,22 @@ func (d *Decoder) Packet(p *capture.Packet) {
 }
 
 // open starts the connection of packet p (whose cache slot is ci), or
-// returns nil for a packet without payload or SYN on the endpoints of a
-// connection finished when it closed, within strayWindow of the close (a
-// FIN or ACK sent again), and for a SYN that only makes an embryo
+// returns nil for a packet without SYN, and without payload or with
+// octets the connection had sent, on the endpoints of a connection
+// finished when it closed, within strayWindow of the close (a FIN, an ACK
+// or octets sent again: the peer's acknowledgement was lost), and for a
+// SYN that only makes an embryo
 // (embryo.go).
 func (d *Decoder) open(p *capture.Packet, ci int, syn bool) *conn {
 	k := keyOf(p.Src, p.Dst)
-	if at, gone := d.finished[flatKeyOf(k)]; gone {
-		if !syn && len(p.Payload) == 0 && p.TS.UnixNano()-at <= int64(strayWindow) {
+	if f, gone := d.finished[flatKeyOf(k)]; gone {
+		if !syn && (len(p.Payload) == 0 || f.sentBefore(p, k)) && p.TS.UnixNano()-f.at <= int64(strayWindow) {
 			return nil
 		}
 		delete(d.finished, flatKeyOf(k))
 	}
 	if d.embryos.live > 0 {
-		if e, ok := d.embryos.take(flatKeyOf(k)); ok {
+		if e, ok := d.embryos.take(flatKeyOf(k)); ok && !d.abandoned(e, k, p) {
 			return d.born(k, e, ci)
 		}
 	}
@@ -347,6 +350,23 @@ func (d *Decoder) open(p *capture.Packet, ci int, syn bool) *conn {
 		return nil
 	}
 	return d.add(k, d.newID(true), p.Src, p.Dst, p.Frame, p.TS, ci)
+}
+
+// abandoned reports whether packet p, on endpoints k, is a SYN without
+// ACK from the side of embryo e, taken from the table, with another
+// sequence number: not e's SYN sent again (TCP keeps the ISN of a SYN it
+// retransmits, RFC 9293 §3.8.1) but a new connection attempt on the same
+// endpoints, after e's went unanswered (a client that binds its port, as
+// NFS/RDMA's reserved ports, and connects again). e is then done with,
+// with no record, as an embryo dropped: given its SYN, the new
+// connection took it for its own, contradicting (tcp.retransmit_conflict),
+// and its octets for a tcp.gap of the distance between the ISNs.
+func (d *Decoder) abandoned(e embryo, k connKey, p *capture.Packet) bool {
+	if p.Flags&(capture.FlagSYN|capture.FlagACK) != capture.FlagSYN || (p.Src == k.lo) != e.fromLo || p.Seq == e.seq {
+		return false
+	}
+	d.endEmbryo(e)
+	return true
 }
 
 // add makes connection id, from a to b, whose first packet is frame at ts,
@@ -383,6 +403,19 @@ func (d *Decoder) reused(c *conn, p *capture.Packet, syn bool) bool {
 	return false
 }
 
+// newIncarnation reports whether p, a SYN without ACK on the endpoints of
+// connection c, which has not closed, starts a new connection there: its
+// side of c already has another initial sequence number (or started at
+// octets this SYN does not precede). The host restarted, or the capture
+// missed the close (lost FINs or RST, or a side that closed only one
+// way), and a new connection reuses the ports with a new ISN (RFC 9293
+// §3.4); tshark starts a new tcp.stream at such a SYN. Taken for c, its
+// SYN contradicted c's (tcp.retransmit_conflict) and its octets fell far
+// from c's (a false tcp.gap of the distance between the ISNs).
+func (c *conn) newIncarnation(p *capture.Packet) bool {
+	return c.dirs[c.sideOf(p.Src)].stream.OtherSYN(reassembly.SeqNum(p.Seq))
+}
+
 // closed finishes connection c, which has closed both ways (conn.over), or
 // was reset before any octet: summarised now, as the JSON Lines contract
 // says ("written when it closes or the capture ends"), rather than at the
@@ -394,15 +427,54 @@ func (d *Decoder) closed(c *conn) {
 	d.finish(c)
 	at := max(c.dirs[0].lastTS.UnixNano(), c.dirs[1].lastTS.UnixNano())
 	if d.finished == nil {
-		d.finished = make(map[flatKey]int64)
+		d.finished = make(map[flatKey]finishedConn)
 	}
 	if len(d.finished) >= d.finishedMark {
 		d.sweepFinished(at)
 	}
-	d.finished[flatKeyOf(keyOf(c.a, c.b))] = at
+	k := keyOf(c.a, c.b)
+	f := finishedConn{at: at}
+	for s, t := range c.tcp {
+		i := 0
+		if c.endpoint(side(s)) != k.lo {
+			i = 1
+		}
+		if dir := c.dirs[s]; t.nxtSet && dir.seqKnown {
+			f.from[i], f.to[i], f.used[i] = dir.seqBase-1, t.nxt, true
+		}
+	}
+	d.finished[flatKeyOf(k)] = f
 	if len(d.spare) < maxSpare && !d.noSpare {
 		d.spare = append(d.spare, c)
 	}
+}
+
+// finishedConn is what Decoder.finished keeps of a connection finished
+// when it closed: the capture time of the close (Unix nanoseconds) and,
+// for each side (that of the key's lo endpoint first) that sent octets,
+// the sequence numbers it used: from the SYN's (or the one before its
+// first octet), to the one after its FIN.
+type finishedConn struct {
+	at       int64
+	from, to [2]uint32
+	used     [2]bool
+}
+
+// sentBefore reports whether the octets (and FIN) of packet p, on
+// endpoints k, lie within what its side sent on the finished connection:
+// a copy of a segment sent again, when the acknowledgement of the
+// original was lost, and not a new connection's.
+func (f *finishedConn) sentBefore(p *capture.Packet, k connKey) bool {
+	i := 0
+	if p.Src != k.lo {
+		i = 1
+	}
+	n := uint32(max(p.PayloadWireLen, len(p.Payload)))
+	if p.Flags&capture.FlagFIN != 0 {
+		n++
+	}
+	span := f.to[i] - f.from[i]
+	return f.used[i] && p.Seq-f.from[i] < span && p.Seq+n-f.from[i] <= span
 }
 
 // maxSpare bounds Decoder.spare.
@@ -425,8 +497,8 @@ const strayWindow = 2 * time.Minute
 // and keeps -j N's output equal to -j 1's (each worker sweeps at the
 // closes of its own connections).
 func (d *Decoder) sweepFinished(now int64) {
-	for k, at := range d.finished {
-		if now-at > 2*int64(strayWindow) {
+	for k, f := range d.finished {
+		if now-f.at > 2*int64(strayWindow) {
 			delete(d.finished, k)
 		}
 	}

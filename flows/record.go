@@ -255,7 +255,9 @@ type TCPHealth struct {
 	// retransmissions, and segments that overtook one another on the way
 	// (tshark's tcp.analysis.retransmission, fast_retransmission,
 	// spurious_retransmission and out_of_order). Window probes and
-	// keep-alives (one octet or none, just before it) are not counted.
+	// keep-alives (one octet or none, just before it) are not counted,
+	// nor the octet of a zero window probe (tshark's
+	// zero_window_probe) when it is sent again as the window opens.
 	Retransmissions int
 	// ZeroWindows counts the segments that advertised a zero window
 	// (tshark's tcp.analysis.zero_window).

@@ -72,7 +72,7 @@ func (c *conn) watch(p *capture.Packet, s side) {
 		// octet just before the highest is a keep-alive or a probe.
 		c.retrans++
 	}
-	if end := p.Seq + n; p.Flags&capture.FlagRST == 0 && (!t.nxtSet || seqAfter(end, t.nxt)) {
+	if end := p.Seq + n; p.Flags&capture.FlagRST == 0 && (!t.nxtSet || seqAfter(end, t.nxt)) && !c.zeroWinProbe(p, s) {
 		t.nxt, t.nxtSet = end, true
 	}
 	if p.Flags&capture.FlagACK != 0 && (!t.ackSet || seqAfter(p.Ack, t.ack)) {
@@ -220,7 +220,7 @@ func (c *conn) progress(p *capture.Packet, s side) bool {
 	if p.Flags&(capture.FlagFIN|capture.FlagRST) != 0 {
 		return true
 	}
-	if n := uint32(max(p.PayloadWireLen, len(p.Payload))); n > 0 && (!t.nxtSet || seqAfter(p.Seq+n, t.nxt)) {
+	if n := uint32(max(p.PayloadWireLen, len(p.Payload))); n > 0 && (!t.nxtSet || seqAfter(p.Seq+n, t.nxt)) && !c.zeroWinProbe(p, s) {
 		return true
 	}
 	if p.Flags&capture.FlagACK != 0 && t.ackSet && seqAfter(p.Ack, t.ack) {
@@ -329,6 +329,8 @@ func (c *conn) stallEnd(p *capture.Packet, s side) string {
 			" again (a retransmission: octets or their acknowledgement were lost)"
 	case t.zeroWin && p.Window > 0 && p.Flags&(capture.FlagSYN|capture.FlagFIN) == 0:
 		return "it ended when " + who + " opened its window again"
+	case c.zeroWinProbe(p, s):
+		return "then " + who + " probed the zero window (1 octet)"
 	case p.Flags&capture.FlagFIN != 0:
 		return "it ended when " + who + " closed its side (FIN)"
 	case data:
@@ -337,6 +339,20 @@ func (c *conn) stallEnd(p *capture.Packet, s side) string {
 		return "it ended when " + who + " acknowledged octets"
 	}
 	return "then a segment from " + who + " carried nothing new"
+}
+
+// zeroWinProbe reports whether packet p, from side s, is a zero window
+// probe that carries an octet (RFC 9293 §3.8.6.1): one new octet, the
+// next its side has to send, while the peer's last segment advertised a
+// zero window (tshark's tcp.analysis.zero_window_probe). The peer may
+// not take it, and its side sends the octet again once the window
+// opens: it is neither progress nor new octets, and what comes again
+// after it is no retransmission. (Linux probes with no octet, one
+// sequence number below.)
+func (c *conn) zeroWinProbe(p *capture.Packet, s side) bool {
+	t := &c.tcp[s]
+	return c.tcp[1-s].zeroWin && t.nxtSet && p.Seq == t.nxt && max(p.PayloadWireLen, len(p.Payload)) == 1 &&
+		p.Flags&(capture.FlagSYN|capture.FlagFIN|capture.FlagRST) == 0
 }
 
 // seconds prints a duration in seconds, to the microsecond ("1.204512 s").

@@ -178,6 +178,22 @@ func (s *Stream) Forget() {
 // ISN returns the initial sequence number, if the SYN was seen.
 func (s *Stream) ISN() (SeqNum, bool) { return s.isn, s.haveISN }
 
+// OtherSYN reports whether a SYN with sequence number seq contradicts what
+// the stream knows of its start: the stream has started, and seq is
+// neither its initial sequence number nor, when the SYN was not seen, the
+// one just before its first octet. Such a SYN belongs to a new connection
+// on the same endpoints (RFC 9293 §3.4: a new incarnation picks a new
+// ISN); Add would report it as EvConflict.
+func (s *Stream) OtherSYN(seq SeqNum) bool {
+	if !s.started {
+		return false
+	}
+	if s.haveISN {
+		return seq != s.isn
+	}
+	return seq.Add(1) != s.originSeq
+}
+
 // Buffered returns the number of captured out-of-order octets held.
 func (s *Stream) Buffered() int { return s.bufBytes }
 

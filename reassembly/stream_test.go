@@ -595,3 +595,43 @@ func TestPeerAck(t *testing.T) {
 		t.Errorf("a late copy of the missing segment: %v", r.outs)
 	}
 }
+
+// TestOtherSYN: a SYN belongs to the stream when it is the stream's own
+// (its initial sequence number, or the one just before the first octet of
+// a stream whose SYN was not seen: the SYN takes one sequence number,
+// RFC 9293 §3.4); any other SYN, wrap included, belongs to a new
+// connection on the same endpoints, and Add calls it a conflict.
+func TestOtherSYN(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		steps []step
+		syn   SeqNum
+		other bool
+	}{
+		{"not started", nil, 77, false},
+		{"pure ACK gives no origin", []step{seg(1000, ACK, "")}, 77, false},
+		{"same ISN", []step{seg(1000, SYN, ""), seg(1001, ACK, "abcd")}, 1000, false},
+		{"new ISN", []step{seg(1000, SYN, ""), seg(1001, ACK, "abcd")}, 3000000000, true},
+		{"new ISN one below", []step{seg(1000, SYN, ""), seg(1001, ACK, "abcd")}, 999, true},
+		{"new ISN at the next octet", []step{seg(1000, SYN, ""), seg(1001, ACK, "abcd")}, 1005, true},
+		{"wrapped ISN, same", []step{seg(0xffffffff, SYN, ""), seg(0, ACK, "abcd")}, 0xffffffff, false},
+		{"mid-stream, its SYN", []step{seg(5001, ACK, "abcd")}, 5000, false},
+		{"mid-stream, its SYN across the wrap", []step{seg(0, ACK, "abcd")}, 0xffffffff, false},
+		{"mid-stream, another SYN", []step{seg(5001, ACK, "abcd")}, 9000, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _ := run(t, Options{}, tc.steps)
+			if got := s.OtherSYN(tc.syn); got != tc.other {
+				t.Errorf("OtherSYN(%d) = %v, want %v", tc.syn, got, tc.other)
+			}
+			if tc.other {
+				// Add agrees: the SYN is a conflict.
+				r := &recorder{t: t}
+				s.Add(&Segment{Seq: tc.syn, Flags: SYN, Frame: 99, TS: ts(99)}, r)
+				if len(r.outs) != 1 || r.outs[0].Kind != EvConflict {
+					t.Errorf("Add(SYN %d) = %v, want one EvConflict", tc.syn, r.outs)
+				}
+			}
+		})
+	}
+}
