@@ -358,6 +358,11 @@ func (d *decoder) decode(p *Packet, lt layers.LinkType) {
 			err = cause
 		}
 		d.bad(p, next, rem, err)
+		if next == layers.LayerTypeTCP && len(rem) >= 4 {
+			// The ports, to tell the connection the bad segment was of.
+			p.Src = netip.AddrPortFrom(p.Src.Addr(), binary.BigEndian.Uint16(rem[0:2]))
+			p.Dst = netip.AddrPortFrom(p.Dst.Addr(), binary.BigEndian.Uint16(rem[2:4]))
+		}
 		return
 	case p.Fragment:
 		p.Kind = KindOther

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/netip"
 	"time"
+
+	"github.com/iwarpkit/iwarpkit/dissect"
 )
 
 //go:generate go tool stringer -type=Kind -trimprefix=Kind
@@ -74,6 +76,14 @@ func (f TCPFlags) String() string {
 	return string(b)
 }
 
+// BadTCP reports whether p is a TCP segment whose header could not be
+// decoded (KindBad, its error at the transport layer, its ports known):
+// Src and Dst name its connection.
+func (p *Packet) BadTCP() bool {
+	var de *dissect.DecodeError
+	return p.Kind == KindBad && p.Src.Port() != 0 && p.Dst.Port() != 0 && errors.As(p.Err, &de) && de.Layer == dissect.LayerTCP
+}
+
 // Packet is one frame read from a capture, with its IP and TCP or UDP
 // headers decoded. The slices alias the [Source]'s buffer and are valid only
 // until the next call to [Source.Next]; copy what must be kept.
@@ -98,7 +108,9 @@ type Packet struct {
 	Err  error
 
 	// Src and Dst are the IP addresses with the TCP or UDP ports (port 0 for
-	// KindOther; invalid for KindIB and for frames without IP).
+	// KindOther; invalid for KindIB and for frames without IP). A KindBad
+	// packet whose TCP header is malformed has its ports when they were
+	// captured (BadTCP).
 	Src, Dst netip.AddrPort
 	// IPv6 is set when the (innermost) IP header is IPv6.
 	IPv6 bool

@@ -13,7 +13,8 @@ const balanceBuckets = 1 << 12
 
 // balancer decides which Parallel worker decodes a packet. Every packet of
 // a TCP connection, in both directions, must reach the same worker for the
-// whole decode; everything else goes to worker 0.
+// whole decode (a segment whose TCP header is malformed too, to be reported
+// on its connection); everything else goes to worker 0.
 //
 // A plain shard.Hash modulo the workers splits a few large connections
 // badly: 2 connections share one of 2 workers half the time, leaving the
@@ -47,7 +48,7 @@ func (b *balancer) Owner(pk *capture.Packet) uint8 {
 	if b.n <= 1 {
 		return 0
 	}
-	if pk.Kind != capture.KindTCP {
+	if pk.Kind != capture.KindTCP && !pk.BadTCP() {
 		b.load[0] += uint64(len(pk.Payload)) + perPacketLoad
 		return 0
 	}

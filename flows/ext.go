@@ -70,6 +70,10 @@ func (d *Decoder) otherPacket(p *capture.Packet) {
 		}
 	case capture.KindIB:
 		d.ibPacket(p)
+	case capture.KindBad:
+		if p.BadTCP() {
+			d.badTCP(p)
+		}
 	case capture.KindOther:
 		if p.Fragment || !p.Src.IsValid() {
 			return

@@ -83,6 +83,7 @@ var findingCases = []findingCase{
 	{"tcp.connect_failed", warning, "testdata/tcp/connect-unanswered.pcap"},
 	{"tcp.retransmit_conflict", warning, "testdata/synth/retransmit-conflict.pcap"},
 	{"tcp.data_after_fin", warning, "send-moved-past-fin"},
+	{"tcp.malformed", warning, "tcp-data-offset-4"},
 
 	// MPA Request/Reply.
 	{"mpa.pd_len_too_long", warning, "pd-len-600"},
@@ -444,6 +445,17 @@ var triggers = map[string]trigger{
 	"read-reset": {
 		// A Read Request never answered; the connection is then reset.
 		gen: func() synth.Scenario { return unansweredRead(synth.CloseRST) },
+	},
+	"tcp-data-offset-4": {
+		// The initiator's second FPDU in a segment whose TCP Data Offset
+		// says 4 words, below the 5 of the fixed header.
+		gen: func() synth.Scenario {
+			return withOps(append(opening(), synth.Op{Dir: synth.I2R, Kind: synth.Send, Size: 100})...)
+		},
+		patch: func(t *testing.T, pcap []byte, res *synth.Result) {
+			t.Helper()
+			setDataOffset(t, pcap, truthFPDUs(res, hostI.String()+":40100")[1].Frames[0], 4)
+		},
 	},
 	"caplen-above-len": {
 		// Every record of the initiator's FPDUs says 10 octets fewer
@@ -1062,6 +1074,23 @@ func shortenWireLen(t *testing.T, pcap []byte, frame uint64, n uint32) {
 	for i := uint64(1); off+16 <= len(pcap); i++ {
 		if i == frame {
 			binary.LittleEndian.PutUint32(pcap[off+12:], binary.LittleEndian.Uint32(pcap[off+12:])-n)
+			return
+		}
+		off += 16 + int(binary.LittleEndian.Uint32(pcap[off+8:]))
+	}
+	t.Fatalf("no frame %d", frame)
+}
+
+// setDataOffset sets the TCP Data Offset of frame (Ethernet, IPv4) of a
+// little-endian pcap file to words.
+func setDataOffset(t *testing.T, pcap []byte, frame uint64, words byte) {
+	t.Helper()
+	off := 24 // pcap file header
+	for i := uint64(1); off+16 <= len(pcap); i++ {
+		if i == frame {
+			ip := pcap[off+16+14:]
+			tcp := ip[int(ip[0]&0x0f)*4:]
+			tcp[12] = words<<4 | tcp[12]&0x0f
 			return
 		}
 		off += 16 + int(binary.LittleEndian.Uint32(pcap[off+8:]))

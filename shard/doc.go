@@ -28,7 +28,10 @@
 //
 // What goes where ([Of]):
 //
-//   - TCP: the 4-tuple (both addresses and ports), direction-independent.
+//   - TCP: the 4-tuple (both addresses and ports), direction-independent;
+//     a segment whose TCP header is malformed too, when its ports were
+//     captured (capture.Packet.BadTCP), so that its connection's decode
+//     can report it.
 //   - UDP: the 4-tuple, except RoCEv2 (either port 4791, its IANA port):
 //     the address pair only. RoCEv2 carries a flow-entropy value in the UDP
 //     source port (the destination port is always 4791), which may differ
@@ -38,6 +41,6 @@
 //     association stays with its hosts; ICMP errors and fragments follow
 //     their host pair, not the connection they concern (the decoder ignores
 //     them).
-//   - Frames with no IP addresses (ARP, LLDP, undecodable frames): shard 0,
+//   - Frames with no IP addresses (ARP, LLDP, other undecodable frames): shard 0,
 //     so that the shards of a split still hold every frame of the input.
 package shard

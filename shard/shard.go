@@ -114,6 +114,11 @@ func Of(p *capture.Packet, n int) int {
 			return 0
 		}
 		h = hostPair(p.Src, p.Dst)
+	case capture.KindBad:
+		if !p.BadTCP() {
+			return 0
+		}
+		h = Hash(p.Src, p.Dst)
 	default:
 		return 0
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/iwarpkit/iwarpkit/capture"
+	"github.com/iwarpkit/iwarpkit/dissect"
 	"github.com/iwarpkit/iwarpkit/shard"
 )
 
@@ -138,6 +139,10 @@ func TestOf(t *testing.T) {
 			int(shard.Hash(ap("192.0.2.2:0"), ap("192.0.2.1:0")) % n)},
 		{"arp", &capture.Packet{Kind: capture.KindOther}, 0},
 		{"bad", &capture.Packet{Kind: capture.KindBad, Src: a, Dst: b}, 0},
+		{"bad-tcp-header", &capture.Packet{Kind: capture.KindBad, Src: a, Dst: b,
+			Err: &dissect.DecodeError{Layer: dissect.LayerTCP, Err: dissect.ErrBadLength}}, want},
+		{"bad-ip-header", &capture.Packet{Kind: capture.KindBad, Src: a, Dst: b,
+			Err: &dissect.DecodeError{Layer: dissect.LayerIP, Err: dissect.ErrBadLength}}, 0},
 	} {
 		if got := shard.Of(tc.p, n); got != tc.want {
 			t.Errorf("%s: Of = %d, want %d", tc.name, got, tc.want)
