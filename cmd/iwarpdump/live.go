@@ -25,6 +25,9 @@ import (
 // liveFlags holds the live-capture and capture-file-writing options, named
 // as tcpdump names them.
 type liveFlags struct {
+	// filterWarn, when set, is told of the link types the capture
+	// filter cannot be compiled for, once each (fileFilter).
+	filterWarn io.Writer
 	iface      string
 	list       bool
 	snaplen    int
@@ -530,8 +533,13 @@ func (l *liveFlags) fileFilter(args []string) (func(data []byte, wireLen int, lt
 	return func(data []byte, wireLen int, lt layers.LinkType) bool {
 		m, ok := matchers[lt]
 		if !ok {
-			if p, err := live.Compile(text, lt, 0); err == nil {
-				m, _ = p.NewMatcher()
+			p, err := live.Compile(text, lt, 0)
+			if err == nil {
+				m, err = p.NewMatcher()
+			}
+			if err != nil && l.filterWarn != nil {
+				name, _ := linkTypeName(lt)
+				fmt.Fprintf(l.filterWarn, "iwarpdump: the capture filter cannot be compiled for link type %s (%v): the frames of that link type are left out\n", name, err)
 			}
 			matchers[lt] = m
 		}
@@ -610,6 +618,7 @@ type fileSource struct {
 // wrapFile wraps a file source for -r with a trailing filter expression
 // (or -F, --bpf-raw) and -w: nil and an exit code on error.
 func (l *liveFlags) wrapFile(src linkSource, args []string, stderr io.Writer) (packetSource, int) {
+	l.filterWarn = stderr
 	f, err := l.fileFilter(args)
 	if err == nil && f != nil {
 		err = l.checkFileLinks(src, args)

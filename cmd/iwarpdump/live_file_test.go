@@ -454,3 +454,25 @@ func TestFileFilterLinkType(t *testing.T) {
 		}
 	}
 }
+
+// TestFileFilterLaterLinkType: a pcapng file whose second interface is of
+// a link type the capture filter cannot be compiled for (native
+// InfiniBand, as tcpdump cannot filter "tcp" on it either) gives the
+// frames of its first interface the filter passes, and says once that the
+// other interface's frames are left out; they were dropped without a word.
+func TestFileFilterLaterLinkType(t *testing.T) {
+	ng := filepath.Join(t.TempDir(), "merged.pcapng")
+	ins := []string{"-r", siw + "crc_v2_rping.pcap", "-r", "../../testdata/synthext/ib-cm-native.pcap"}
+	if code, _, errs := runCmd(t, nil, append(ins, "-q", "-w", ng)...); code != 0 {
+		t.Fatalf("-w pcapng: exit %d: %s", code, errs)
+	}
+	_, want, _ := runCmd(t, nil, "-r", siw+"crc_v2_rping.pcap", "-T", "jsonl")
+	code, got, errs := runCmd(t, nil, "-r", ng, "-T", "jsonl", "tcp")
+	// (Frame numbers differ: the merged file interleaves the two.)
+	if code != 0 || strings.Count(got, "\n") != strings.Count(want, "\n") || strings.Contains(got, `"type":"cm"`) {
+		t.Errorf("exit %d, %d records, want the rping capture's %d: %s", code, strings.Count(got, "\n"), strings.Count(want, "\n"), errs)
+	}
+	if strings.Count(errs, "cannot be compiled for link type") != 1 || !strings.Contains(errs, "left out") {
+		t.Errorf("stderr: %q", errs)
+	}
+}
