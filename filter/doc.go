@@ -122,7 +122,10 @@
 // enhanced.rtr, or the findings attached to an FPDU) == and the other
 // relations are true when any value passes; != is true when no value is
 // equal (Wireshark's all_ne), === when all are equal, !== when some value
-// differs, and "not in" when no value is in the set.
+// differs, and "not in" when no value is in the set. "not in" is the one
+// exception to the first rule: as in tshark 4.0, f not in {...} is
+// !(f in {...}), true for a record without the field (ddp.qn not in {1}
+// selects conn records too; ddp && ddp.qn not in {1} does not).
 //
 // The finding keys severity, code, msg and ref (and their aliases
 // finding.severity, ...) are read both from finding records and from the

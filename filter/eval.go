@@ -114,10 +114,10 @@ func (t *test) eval(e env) bool {
 	var s scanState
 	switch t.op {
 	case opNe, opAllEq, opNotIn:
-		// "all" relations: present, and every value passes.
+		// "all" relations: present, and every value passes; "not in" is !(in).
 		s.stopOn = false
 		t.scan(e, &s)
-		return s.seen && !s.stopped
+		return (s.seen || t.op == opNotIn) && !s.stopped
 	}
 	s.stopOn = true
 	t.scan(e, &s)

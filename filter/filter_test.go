@@ -158,7 +158,8 @@ func TestMatch(t *testing.T) {
 		{"frames === 4", "mpa"},
 		{"frames !== 12", "fpdu mpa finding"},
 		{"frames in {11..12}", "fpdu"},
-		{"frames not in {11, 19}", "mpa"},
+		// not in is !(in), as tshark 4.0 reads it: true without the field.
+		{"frames not in {11, 19}", "mpa term message conn neg"},
 		{"frames > 19", "finding"},
 		// Findings: finding records and attached findings.
 		{`finding.severity == "error"`, "fpdu"},

@@ -41,7 +41,7 @@ const (
 	opContains           // contains
 	opMatches            // matches ~
 	opIn                 // in {...}
-	opNotIn              // not in {...}: present and no value in the set
+	opNotIn              // not in {...}: no value in the set (tshark 4.0: !(f in {...}), true without the field)
 )
 
 var opNames = [...]string{"", "==", "!=", "===", "!==", "<", "<=", ">", ">=", "contains", "matches", "in", "not in"}
