@@ -51,7 +51,12 @@
 //
 // A name is a registry name (ddp.stag, rdmap.term.code, mpa.crc_status) or
 // one of its Wireshark aliases (iwarp_ddp.stag, iwarp_rdma.opcode); String
-// prints the registry name. Also accepted:
+// prints the registry name. A few Wireshark names have the value tshark
+// gives them rather than the registry field's (wire.go): iwarp_mpa.crc_check
+// and iwarp_mpa.crc are the CRC field read most significant octet first,
+// with CRC32c negotiated or not; iwarp_mpa.res has S in it; iwarp_ddp.rsvd
+// and iwarp_rdma.rsv are 0 on a header whose record has no ddp.rsvd or
+// rdmap.rsvd. Also accepted:
 //
 //   - the keys of message and conn records that the registry does not
 //     name: opcode, name, segments, length, first_frame, last_frame, stag,

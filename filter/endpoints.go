@@ -44,6 +44,7 @@ const (
 	dUDP           // not a field: a record's packets are UDP (RoCEv2)
 	dClock         // a time field (times.go)
 	dStream        // tcp.stream: the record's TCP stream number (flows.Record.TCPStream)
+	dWire          // a Wireshark field computed from the record's keys (wire.go)
 )
 
 // end selects the source, the destination, or either.

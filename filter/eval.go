@@ -135,7 +135,7 @@ func (t *test) scan(e env, s *scanState) {
 		t.stream(e.r, s)
 		return
 	default:
-		t.endpoints(e.r, s)
+		t.derived(e, s)
 		return
 	}
 	kvs := e.kvs

@@ -37,11 +37,14 @@ type field struct {
 	list     bool // the value is a list; comparisons look at its elements
 	open     bool // an object whose members are not in the registry: any dotted member is accepted
 	routes   []route
-	// derive, when set, is an endpoint field (endpoints.go): its values
-	// come from the record's endpoints, not from routes.
+	// derive, when set, is an endpoint field (endpoints.go), a time field
+	// (times.go) or one of wireFields (wire.go): its values come from the
+	// record or are computed from its keys, not found by routes.
 	derive derive
 	end    end
 	clk    clock // a time field's clock (derive dClock)
+	// wire computes the value of a field of wireFields (derive dWire).
+	wire func(kvs []format.KV) (format.Value, bool)
 	// when, for Wireshark's fields that exist on some headers only (the
 	// per-layer Terminate fields, termAliases; the atomic fields of some
 	// operations, atomicAliases), says whether a record has the field.
@@ -299,6 +302,9 @@ func named(name string) (*field, bool) {
 	}
 	if atomic != nil {
 		return atomic, true
+	}
+	if f, ok := wireField(name); ok {
+		return f, true
 	}
 	if f, ok := dissect.Lookup(name); ok {
 		return fromRegistry(f), true

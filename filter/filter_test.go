@@ -119,7 +119,10 @@ func TestMatch(t *testing.T) {
 		{`rdmap.name ~ "(?-i)^send$"`, ""},
 		{`rdmap.name < "T"`, "fpdu"},
 		{`mpa.crc_status == "bad"`, "fpdu"},
-		{`iwarp_mpa.crc_check == "bad"`, "fpdu"},
+		// tshark's crc_check is the checked CRC field read most
+		// significant octet first (wire.go), not the verdict.
+		{"iwarp_mpa.crc_check == 0xefbeadde", "fpdu"},
+		{"iwarp_mpa.crc", ""},
 		{`mpa.kind == "request"`, "mpa"},
 		{`ts > "2026-11-22T02:13:22.17"`, "fpdu"},
 		// Bytes.
@@ -233,7 +236,7 @@ func TestString(t *testing.T) {
 		{"iwarp_ddp.stag == 16", "ddp.stag == 0x10"},
 		{"iwarp_rdma.opcode == 0x2", "rdmap.opcode == 2"},
 		{"iwarp_ddp", "ddp"},
-		{"iwarp_mpa.crc_check == \"ok\"", `mpa.crc_status == "ok"`},
+		{"iwarp_mpa.crc_check == 0XEFBEADDE", "iwarp_mpa.crc_check == 0xefbeadde"},
 		{"frame.number gt 010", "frame > 8"},
 		{"ddp.t == 1", "ddp.t == true"},
 		{"ddp.t == TRUE", "ddp.t == true"},

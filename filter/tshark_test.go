@@ -84,6 +84,20 @@ var tsharkCases = []tsharkCase{
 	{file: "crc_v2_rping.pcap", ws: "ip.src not in {192.0.2.1} && iwarp_rdma", ours: "ip.src not in {192.0.2.1} && rdmap"},
 	{file: "crc_v2_rping.pcap", ws: "iwarp_ddp.msn ~= 1", ours: "ddp.msn !== 1"},
 	{file: "crc_v2_rping.pcap", ws: "iwarp_ddp.msn ~= 1"},
+	// The fields tshark shows in another form than the records hold them
+	// (wire.go): the CRC field read most significant octet first, as
+	// crc_check where CRC32c was negotiated (good or bad) and as crc where
+	// it was not; the reserved bits of MPA's flags octet with S, and of
+	// the DDP and RDMAP control octets, 0 included.
+	{file: "crc_v2_rping.pcap", ws: "iwarp_mpa.crc_check == 0x42c513dc", field: "iwarp_mpa.crc_check", value: "0x42c513dc"},
+	{file: "crc_v2_rping.pcap", ws: "iwarp_mpa.crc_check && !iwarp_mpa.crc", ours: "iwarp_mpa.crc_check && !iwarp_mpa.crc && fpdu"},
+	{file: "../synth/terminate-llp.pcap", ws: "iwarp_mpa.crc_check == 0xf15c8ff8", ours: "iwarp_mpa.crc_check == 0xf15c8ff8 && mpa.crc_status == \"bad\""},
+	{file: "../synth/terminate-llp.pcap", ws: "iwarp_mpa.crc_check > 0x80000000"},
+	{file: "basic_rping_v2_nocrc.pcap", ws: "iwarp_mpa.crc == 0 && !iwarp_mpa.crc_check", ours: "iwarp_mpa.crc == 0 && !iwarp_mpa.crc_check && mpa.crc_status == \"unchecked\""},
+	{file: "crc_v2_rping.pcap", ws: "iwarp_mpa.res == 0x10", ours: "iwarp_mpa.res == 0x10 && s == 1 && res == 0"},
+	{file: "nocrc_v1_rping.pcap", ws: "iwarp_mpa.res == 0"},
+	{file: "crc_v2_rping.pcap", ws: "iwarp_ddp.rsvd == 0 && iwarp_rdma.rsv == 0", field: "iwarp_ddp.rsvd", value: "0x00"},
+	{file: "crc_v2_iwtest_ops.pcap", ws: "iwarp_ddp.rsvd", ours: "iwarp_ddp.rsvd && !ddp.rsvd"},
 	// Wireshark's header subtrees, tested for presence.
 	{file: "crc_v2_rping.pcap", ws: "iwarp_mpa.req"},
 	{file: "crc_v2_rping.pcap", ws: "iwarp_mpa.rep || iwarp_mpa.key.req"},
