@@ -307,7 +307,14 @@ func named(name string) (*field, bool) {
 		return f, true
 	}
 	if f, ok := dissect.Lookup(name); ok {
-		return fromRegistry(f), true
+		r := fromRegistry(f)
+		if name == "iwarp_rdma.term_rdma_h" {
+			// tshark's terminated RDMA header is there when the
+			// Terminate's R is set; rdmap.term.rdmap also holds the RDMAP
+			// control octet of a terminated DDP header.
+			r.name, r.when = name, func(kvs []format.KV) bool { return boolKey(kvs, "rdmap.term.r", true) }
+		}
+		return r, true
 	}
 	for _, e := range extraFields {
 		if e.name == name {

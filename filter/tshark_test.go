@@ -108,6 +108,10 @@ var tsharkCases = []tsharkCase{
 	{file: "crc_v2_iwtest_ops.pcap", ws: "iwarp_ddp.control_field && iwarp_rdma.control_field"},
 	{file: "../synth/terminate-rdmap.pcap", ws: "iwarp_rdma.term_ctrl"},
 	{file: "../synth/terminate-ddp.pcap", ws: "iwarp_rdma.term_hdrct && iwarp_ddp.untagged"},
+	// The terminated RDMA header is there when R is set: not in a DDP
+	// error's Terminate, which has the terminated DDP header only.
+	{file: "../synth/terminate-ddp.pcap", ws: "iwarp_rdma.terminate && !iwarp_rdma.term_rdma_h && iwarp_rdma.term_ddp_h", ours: "rdmap.term && !iwarp_rdma.term_rdma_h && rdmap.term.rdmap && iwarp_rdma.term_ddp_h"},
+	{file: "../synth/terminate-rdmap.pcap", ws: "iwarp_rdma.term_rdma_h"},
 	// Atomic fields named by operation (atomicAliases).
 	{file: "../synth/rfc7306.pcap", ws: "iwarp_rdma.atomic.swap_data == 7 && iwarp_rdma.atomic.compare_data == 42"},
 	{file: "../synth/rfc7306.pcap", ws: "iwarp_rdma.atomic.add_data == 5 && !iwarp_rdma.atomic.swap_mask"},
