@@ -133,6 +133,8 @@ func TestMatch(t *testing.T) {
 		{`pd contains "iw"`, "mpa"},
 		{`iwarp_mpa.privatedata == 00:04:00:04:69:77`, "mpa"},
 		{"pd == 00.04.00.04.69.77", "mpa"},
+		{"pd == 000400046977", "mpa"}, // tshark 4.0 takes octets without separators
+		{"pd contains 6977", "mpa"},
 		{"pd > 00:04", "mpa"},
 		// Objects and members.
 		{"enhanced", "mpa"},
@@ -264,6 +266,7 @@ func TestString(t *testing.T) {
 		{`rdmap.name matches r"\d+\."`, `rdmap.name matches "\\d+\\."`},
 		{`msg contains "é"`, `msg contains "é"`},
 		{"pd == 0.4.a.ff", "pd == 00:04:0a:ff"},
+		{"pd == 00040AfF", "pd == 00:04:0a:ff"},
 		{`pd contains "iw"`, `pd contains "iw"`},
 		{`pd == ""`, `pd == ""`},
 		{"latency_ns > -0x10", "latency_ns > -16"},

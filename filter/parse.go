@@ -432,8 +432,9 @@ func parseBool(w string) (bool, bool) {
 }
 
 // parseBytes reads octets written as hex: one or two hex digits per octet
-// separated by ':', '-' or '.' (all the same), a single octet ("7a"), or a
-// one-octet hex integer ("0x7a"), as Wireshark allows.
+// separated by ':', '-' or '.' (all the same), two digits per octet without
+// separators ("00800080", as tshark 4.0 reads it), a single octet ("7a"),
+// or a one-octet hex integer ("0x7a"), as Wireshark allows.
 func parseBytes(w string) ([]byte, bool) {
 	if len(w) > 2 && (w[:2] == "0x" || w[:2] == "0X") {
 		_, u, err := parseNum(w)
@@ -441,6 +442,13 @@ func parseBytes(w string) ([]byte, bool) {
 			return nil, false
 		}
 		return []byte{byte(u)}, true
+	}
+	if len(w) > 2 && len(w)%2 == 0 && strings.IndexFunc(w, func(r rune) bool { return r > 0x7f || !isHex(byte(r)) }) < 0 {
+		out := make([]byte, len(w)/2)
+		for i := range out {
+			out[i] = byte(digitVal(w[2*i])<<4 | digitVal(w[2*i+1]))
+		}
+		return out, true
 	}
 	var out []byte
 	sep := byte(0)

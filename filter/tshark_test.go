@@ -50,6 +50,8 @@ var tsharkCases = []tsharkCase{
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_rdma", ours: "rdmap"},
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_mpa.rev == 2", ours: "mpa.rev == 2 && kind == \"request\" || rev == 2 && mpa.kind == \"reply\""},
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_mpa.privatedata == 00:80:00:80", ours: "pd == 00:80:00:80"},
+	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_mpa.privatedata == 00800080", ours: "pd == 00800080"},
+	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_mpa.privatedata contains 0080 && iwarp_mpa.privatedata > 0000"},
 	{file: "basic_ib_send_bw_64_v2_nocrc.pcap", ws: "iwarp_rdma.opcode == 0", ours: "rdmap.opcode == 0", field: "iwarp_rdma.opcode", value: "0x00"},
 	{file: "basic_ib_send_bw_64_v2_nocrc.pcap", ws: "iwarp_rdma.opcode == 3", field: "iwarp_rdma.opcode", value: "0x03"},
 	{file: "basic_ib_send_bw_64_v2_nocrc.pcap", ws: "iwarp_ddp.tagged_flag == 1 && iwarp_ddp.last_flag == 1", ours: "ddp.t == 1 and ddp.l == 1"},
