@@ -30,7 +30,7 @@ type field struct {
 	name string // canonical name, as String prints it
 	typ  ftype  // the type of the value, or of each element of a list
 	hex  bool   // numbers print in hexadecimal
-	bits uint8  // a hex number's width (dissect.Field.Bits; 0: unknown), or a port's (16)
+	bits uint8  // a hex number's width (dissect.Field.Bits; 0: unknown), a port's (16), or wsWidths
 	// unsigned: a wire field (the registry's numbers, ports, tcp.stream);
 	// a literal past bits is an error, as tshark's.
 	unsigned bool
@@ -121,6 +121,20 @@ type route struct {
 	when                func(kvs []format.KV) bool // the route applies only where it holds (atomicAliases)
 }
 
+// wsWidths are the widths of the registry's decimal fields that have a
+// Wireshark field (tshark -G fields: FT_UINT8, FT_UINT16, FT_UINT32), so that
+// a number past them is an error, as tshark's ("4294967296" too big for
+// this field) rather than a test that matches nothing. The registry gives
+// widths to its hexadecimal fields only (dissect.Field.Bits).
+var wsWidths = map[string]uint8{
+	"frame": 32, "seq": 32, "res": 8, "rev": 8, "pd_len": 16,
+	"mpa.ulpdu_len": 16, "mpa.marker.fpduptr": 16, "mpa.marker.res": 16,
+	"ddp.rsvd": 8, "ddp.dv": 8, "ddp.qn": 32, "ddp.msn": 32, "ddp.mo": 32,
+	"rdmap.rv": 8, "rdmap.rsvd": 8, "rdmap.opcode": 8, "rdmap.read.size": 32,
+	"rdmap.term.layer": 8, "rdmap.term.etype": 8, "rdmap.term.code": 8,
+	"rdmap.atomic.op": 32, "rdmap.atomic.req_id": 32, "rdmap.atomic.orig_req_id": 32,
+}
+
 // extra is a record key that the dissect registry does not (yet) name: the
 // keys of message and conn records (JSONL.md).
 type extra struct {
@@ -205,7 +219,7 @@ func fromRegistry(f dissect.Field) *field {
 	case dissect.TypeBool:
 		r.typ = fBool
 	case dissect.TypeUint:
-		r.typ, r.unsigned = fNum, true
+		r.typ, r.unsigned, r.bits = fNum, true, wsWidths[f.Name]
 	case dissect.TypeHex:
 		r.typ, r.hex, r.bits, r.unsigned = fNum, true, f.Bits, true
 	case dissect.TypeString:
