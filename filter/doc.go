@@ -39,8 +39,8 @@
 //	             (a leading 0 means octal, as in Wireshark: 010 is 8)
 //	boolean    = "true" | "false" (also True, TRUE, False, FALSE; and for
 //	             boolean fields any number: 0 is false, others true)
-//	bytes      = hex octets separated by ":", "-" or "." (69:77:74), one
-//	             octet (7a, 0x7a), or a string (its octets)
+//	bytes      = hex octets separated by ":", "-" or "." (69:77:74) or
+//	             not (697774), one octet (7a, 0x7a), or a string (its octets)
 //	string     = '"' chars '"'  with \" \\ \n \t \xHH \OOO escapes
 //	           | 'r"' chars '"' (raw: backslashes kept)
 //
