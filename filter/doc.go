@@ -44,6 +44,12 @@
 //	string     = '"' chars '"'  with \" \\ \n \t \xHH \OOO escapes
 //	           | 'r"' chars '"' (raw: backslashes kept)
 //
+// A number field with names for its values in tshark (values.go:
+// iwarp_rdma.opcode, the Terminate's per-layer fields, the atomic opcode)
+// also takes a value's name, in double quotes or, for a name of one word,
+// without, in any case: iwarp_rdma.opcode == "Read Request",
+// iwarp_rdma.term_layer == ddp.
+//
 // Precedence, highest first: ! (not), && (and), || (or); "a || b && c"
 // is "a || (b && c)", as in Wireshark. Keywords are lowercase.
 //

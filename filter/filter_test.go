@@ -267,6 +267,8 @@ func TestString(t *testing.T) {
 		{`msg contains "é"`, `msg contains "é"`},
 		{"pd == 0.4.a.ff", "pd == 00:04:0a:ff"},
 		{"pd == 00040AfF", "pd == 00:04:0a:ff"},
+		{`iwarp_rdma.opcode in {"send with se".."Terminate", write}`, "rdmap.opcode in {5..7, 0}"},
+		{"iwarp_rdma.term_layer == llp", "iwarp_rdma.term_layer == 0x2"},
 		{`pd contains "iw"`, `pd contains "iw"`},
 		{`pd == ""`, `pd == ""`},
 		{"latency_ns > -0x10", "latency_ns > -16"},
@@ -320,6 +322,12 @@ func TestSyntaxErrors(t *testing.T) {
 		{"tcp.port == 70000", 12, "70000 is too big for tcp.port (at most 65535)"},
 		{"tcp.srcport in {1..65536}", 19, "too big for tcp.srcport"},
 		{"ddp.stag == 0x100000000", 12, "too big for ddp.stag (at most 4294967295)"},
+		// Names of values are tshark's (tshark: "RDMA Read Request" cannot
+		// be found among the possible values for iwarp_rdma.opcode).
+		{`iwarp_rdma.opcode == "RDMA Read Request"`, 21, `"RDMA Read Request" is not a number or the name of a value of rdmap.opcode ("Write", "Read Request",`},
+		{`iwarp_rdma.opcode == "3"`, 21, `"3" is not a number or the name of a value`},
+		{"iwarp_rdma.term_layer in {RDMA..TCP}", 32, `"TCP" is not a number or the name of a value of iwarp_rdma.term_layer ("RDMA", "DDP", "LLP")`},
+		{`ddp.msn == "Send"`, 11, `ddp.msn is a number field; "Send" is a string`},
 		{"iwarp_ddp.mo == 4294967296", 16, "too big for ddp.mo (at most 4294967295)"},
 		{"iwarp_mpa.rev == 256", 17, "too big for rev (at most 255)"},
 		{"iwarp_mpa.ulpdulength in {1..65536}", 29, "too big for mpa.ulpdu_len (at most 65535)"},

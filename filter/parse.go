@@ -304,6 +304,21 @@ func value(f *field, v token, o op) (lit, error) {
 		return addrValue(f, v, o, text)
 	}
 	l := lit{text: v.text}
+	if f.typ == fNum {
+		// A value's name (valueNames), where the text is not a number.
+		text := v.text
+		if v.kind == tString {
+			text = v.val
+		}
+		if _, _, numErr := parseNum(text); v.kind == tString || numErr == "syntax" {
+			if u, found, known := namedValue(f.name, text); found {
+				l.num, l.u, l.quote = true, u, v.kind == tString
+				return l, nil
+			} else if known {
+				return lit{}, errAt(v.pos, strconv.Quote(text)+" is not a number or the name of a value of "+f.name+" ("+valueNamesOf(f.name)+")")
+			}
+		}
+	}
 	if v.kind == tString {
 		l.quote = true
 		switch f.typ {
