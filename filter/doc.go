@@ -37,8 +37,9 @@
 //	value      = number | boolean | bytes | string
 //	number     = ["-"] ( decimal | "0x" hex | "0b" binary | "0" octal )
 //	             (a leading 0 means octal, as in Wireshark: 010 is 8)
-//	boolean    = "true" | "false" (also True, TRUE, False, FALSE; and for
-//	             boolean fields any number: 0 is false, others true)
+//	boolean    = "true" | "false" (also True, TRUE, False, FALSE, and in
+//	             double quotes; and for boolean fields any number: 0 is
+//	             false, others true); false is less than true
 //	bytes      = hex octets separated by ":", "-" or "." (69:77:74) or
 //	             not (697774), one octet (7a, 0x7a), or a string (its octets)
 //	string     = '"' chars '"'  with \" \\ \n \t \xHH \OOO escapes

@@ -197,10 +197,6 @@ func checkOp(f *field, o token) error {
 		return errAt(o.pos, what+": it can only be tested for presence")
 	}
 	switch o.op {
-	case opLt, opLe, opGt, opGe:
-		if f.typ == fBool {
-			return errAt(o.pos, what+": only == and != apply")
-		}
 	case opContains:
 		if f.typ == fNum || f.typ == fBool || f.typ == fAddr || f.typ == fTime {
 			return errAt(o.pos, what+": contains applies to strings and bytes")
@@ -267,9 +263,6 @@ func (p *parser) set(t *test) error {
 		}
 		if p.peek().kind == tRange {
 			rt := p.next()
-			if t.f.typ == fBool {
-				return errAt(rt.pos, "a range needs ordered values; "+t.f.name+" is a boolean field")
-			}
 			hv := p.next()
 			h, err := value(t.f, hv, opIn)
 			if err != nil {
@@ -329,6 +322,13 @@ func value(f *field, v token, o op) (lit, error) {
 			}
 		case fBytes:
 			l.byt, l.bs, l.s = true, []byte(v.val), v.val
+		case fBool:
+			// tshark takes "True" and "False" in quotes too.
+			b, ok := parseBool(v.val)
+			if !ok {
+				return lit{}, errAt(v.pos, f.name+" is "+article(f)+": use true, false, 1 or 0")
+			}
+			l.isB, l.b = true, b
 		default:
 			return lit{}, errAt(v.pos, f.name+" is "+article(f)+"; "+v.text+" is a string")
 		}

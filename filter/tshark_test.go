@@ -47,6 +47,8 @@ var tsharkCases = []tsharkCase{
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_ddp.tagged_flag == True", ours: "ddp.t == true", field: "iwarp_ddp.tagged_flag", value: "1"},
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_ddp.last_flag == 0", ours: "ddp.l == false", field: "iwarp_ddp.last_flag", value: "0"},
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_ddp.last_flag", ours: "ddp.l"},
+	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_ddp.last_flag < 1", ours: "ddp.l < true"},
+	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: `iwarp_ddp.last_flag >= "True" && iwarp_ddp.tagged_flag in {0..1}`},
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_ddp.qn == 1", ours: "ddp.qn == 1", field: "iwarp_ddp.qn", value: "1"},
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_ddp.qn == 0 and iwarp_ddp.msn > 10", ours: "ddp.qn == 0 && ddp.msn gt 10"},
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_rdma.rdmardsz == 4096", ours: "rdmap.read.size == 4096", field: "iwarp_rdma.rdmardsz", value: "4096"},
