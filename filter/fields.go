@@ -437,14 +437,17 @@ func knownNames() []string {
 	return append(out, recordTypes[:]...)
 }
 
-// nearest returns the known name closest to name (edit distance).
+// nearest returns the known name closest to name (edit distance, case
+// ignored: names are case-sensitive, as in Wireshark, and all lowercase,
+// so IWARP_DDP.MSN is nearest to iwarp_ddp.msn).
 func nearest(name string) string {
 	if len(name) > 64 {
 		name = name[:64] // names are short: bound the work on long input
 	}
+	name = strings.ToLower(name)
 	best, bestD := "", -1
 	for _, c := range knownNames() {
-		d := editDistance(name, c)
+		d := editDistance(name, strings.ToLower(c))
 		if bestD < 0 || d < bestD {
 			best, bestD = c, d
 		}

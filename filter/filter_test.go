@@ -318,6 +318,7 @@ func TestSyntaxErrors(t *testing.T) {
 		{"rdmap.term.cod == 2", 0, `did you mean "rdmap.term.code"?`},
 		{"rdmap.term.ddp.stg", 0, `did you mean "rdmap.term.ddp.stag"?`},
 		{"findings.cod", 0, `did you mean "findings.code"?`},
+		{"IWARP_DDP.MSN == 1", 0, `unknown field "IWARP_DDP.MSN" (did you mean "iwarp_ddp.msn"?)`}, // it said iwarp_mpa.res
 		{"ddp.stag.x", 0, "unknown field"},
 		{"ddp.stag == \"abc\"", 12, `ddp.stag is a number field; "abc" is a string`},
 		{"ddp.stag == abc", 12, `"abc" is not a number`},
