@@ -384,6 +384,13 @@ func TestSyntaxErrors(t *testing.T) {
 		{"ddp.qn in {1 \"a\"}", 13, "is a string"},
 		{"ddp.qn not 1", 7, `unexpected "not" after a complete expression`},
 		{"ddp.qn @ 1", 7, `unexpected character '@'`},
+		// Wireshark syntax iwarpkit does not have: said so, not "unexpected".
+		{"len(pd) > 2", 3, "functions (len(...)) are not supported"},
+		{"pd[0:2] == 00:80", 2, "slices (field[i:j]) are not supported"},
+		{"ddp.stag & 0xff", 9, "a bitwise and (field & mask) is not supported"},
+		{"ddp.msn + 1 == 2", 8, "arithmetic (+) is not supported"},
+		{"ddp.msn == ${ddp.mo}", 11, "field references ($field) are not supported"},
+		{"ddp.msn == iwarp_ddp.qn", 11, "comparing with another field (iwarp_ddp.qn) is not supported"},
 		{"ddp.qn == 1 && é", 15, `unexpected character 'é'`},
 		{`interop.x == abc`, 13, "is not a number, boolean or byte string"},
 		{strings.Repeat("(", 300) + "ddp" + strings.Repeat(")", 300), maxDepth, "nested too deeply"},

@@ -175,7 +175,13 @@ func lex(src string) ([]token, error) {
 		case c == '=':
 			return nil, errAt(start, `"=" is not an operator: use == to compare`)
 		case c == '&':
-			return nil, errAt(start, `"&" is not supported: use && (and)`)
+			return nil, errAt(start, `"&" is not supported: use && (and); a bitwise and (field & mask) is not supported`)
+		case c == '[':
+			return nil, errAt(start, "slices (field[i:j]) are not supported")
+		case c == '$':
+			return nil, errAt(start, "field references ($field) are not supported: compare with a value")
+		case c == '+' || c == '*' || c == '%':
+			return nil, errAt(start, "arithmetic ("+string(c)+") is not supported: compare with a value")
 		case c == '|':
 			return nil, errAt(start, `"|" is not supported: use || (or)`)
 		case c == '\'':

@@ -121,6 +121,8 @@ func (p *parser) test(name token) (node, error) {
 	}
 	o := p.peek()
 	switch {
+	case o.kind == tLParen:
+		return nil, errAt(o.pos, "functions ("+name.text+"(...)) are not supported: test a field")
 	case o.kind == tOp:
 		p.next()
 	case o.kind == tNot && p.toks[p.i+1].kind == tOp && p.toks[p.i+1].op == opIn:
@@ -347,6 +349,9 @@ func value(f *field, v token, o op) (lit, error) {
 		if !isNum {
 			if numErr == "out of range" {
 				return lit{}, errAt(v.pos, "number "+w+" is out of range")
+			}
+			if _, ok := resolve(w); ok {
+				return lit{}, errAt(v.pos, "comparing with another field ("+w+") is not supported: compare with a value")
 			}
 			return lit{}, errAt(v.pos, f.name+" is "+article(f)+"; "+strconv.Quote(w)+" is not a number")
 		}
