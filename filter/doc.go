@@ -85,6 +85,8 @@
 //     have tcp.* ports, those of DDP over SCTP sctp.* ports, a conn record
 //     only the .addr and .port fields (either end), and finding records
 //     none (ip.addr == 192.0.2.1 || finding keeps them).
+//   - the protocols of those fields, ip, ipv6 and tcp, tested for
+//     presence: a record has ip when it has ip.addr, tcp when tcp.port.
 //   - tcp.stream, Wireshark's number of the TCP conversation: every
 //     record of a TCP connection has it, findings and the conn record
 //     included (flows.Record.TCPStream; flows/streams.go says where it

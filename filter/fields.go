@@ -431,6 +431,9 @@ func knownNames() []string {
 	for _, e := range endpointFields {
 		out = append(out, e.name)
 	}
+	for _, p := range endpointProtocols {
+		out = append(out, p.name)
+	}
 	for _, e := range timeFields {
 		out = append(out, e.name)
 	}

@@ -352,6 +352,7 @@ func TestSyntaxErrors(t *testing.T) {
 		{"rdmap.term == 1", 11, "rdmap.term is an object"},
 		{"findings == 1", 9, "findings is a list of objects"},
 		{"mpa == 1", 0, `"mpa" is a protocol`},
+		{"tcp == 1", 4, "tcp is a protocol: it can only be tested for presence"},
 		{"iwarp_ddp == 1", 0, `"iwarp_ddp" is a protocol`},
 		{"fpdu == 1", 0, `"fpdu" is a record type, not a field: write it alone, or compare type == "fpdu"`},
 		{"ddp.t ==", 8, "unexpected end of filter: expected a value"},

@@ -132,6 +132,8 @@ var tsharkCases = []tsharkCase{
 	// and tcp.* fields.
 	{file: "basic_rping_v2_nocrc.pcap", ws: "ip.src == 192.0.2.2 && iwarp_ddp", ours: "ip.src == 192.0.2.2 && ddp"},
 	{file: "basic_rping_v2_nocrc.pcap", ws: "tcp.srcport == 7174 && iwarp_rdma", ours: "tcp.srcport == 7174 && rdmap"},
+	{file: "basic_rping_v2_nocrc.pcap", ws: "ip && tcp && !ipv6 && iwarp_rdma", ours: "ip && tcp && !ipv6 && rdmap"},
+	{file: "siw6_rping_v2_crc.pcap", ws: "ipv6 && !ip && tcp && iwarp_mpa", ours: "ipv6 && !ip && tcp && mpa"},
 	{file: "siw6_rping_v2_crc.pcap", ws: "ipv6.src == 2001:db8::2 && iwarp_ddp", ours: "ipv6.src == 2001:db8::2 && ddp"},
 	{file: "siw6_rping_v2_crc.pcap", ws: "ipv6.addr == 2001:db8::/64 && iwarp_mpa", ours: "ipv6.addr == 2001:db8::/64 && mpa"},
 	{file: "reject_app_v2.pcap", ws: "ip.addr == 192.0.2.0/24 && iwarp_mpa.rej_flag == 1", ours: "ip.addr == 192.0.2.0/24 && r == 1"},
