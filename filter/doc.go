@@ -30,7 +30,7 @@
 //	                  | ("matches" | "~") string
 //	                  | ["not"] "in" set ]
 //	relation   = "==" | "eq" | "any_eq" | "!=" | "ne" | "all_ne"
-//	           | "===" | "all_eq" | "!==" | "any_ne"
+//	           | "===" | "all_eq" | "!==" | "~=" | "any_ne"
 //	           | "<" | "lt" | "<=" | "le" | ">" | "gt" | ">=" | "ge"
 //	set        = "{" element { [","] element } "}"
 //	element    = value [ ".." value ]
@@ -129,6 +129,12 @@
 // A bare field name is true when the record has the field. As in
 // Wireshark this holds for boolean fields too: ddp.l is true for every
 // decoded FPDU, last or not; write ddp.l == 1 (or == true) for the flag.
+//
+// A filter tests one record, one PDU, where tshark tests a frame: in a
+// frame that holds several FPDUs (synth/mss-span.pcap's frame 16: the end
+// of an RDMA Write, then Sends), tshark's iwarp_ddp.tagged_flag == 1 &&
+// iwarp_rdma.opcode == 3 is true of the frame, the flag of one FPDU and
+// the opcode of another; here it is true of no record.
 //
 // A comparison is false when the record does not have the field, so
 // rdmap.opcode != 3 selects FPDUs with another opcode, not every other
