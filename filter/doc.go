@@ -25,13 +25,18 @@
 //	and        = unary { ("&&" | "and") unary }
 //	unary      = ("!" | "not") unary | primary
 //	primary    = "(" or ")" | test
-//	test       = name [ relation value
+//	test       = name [ "[" range "]" ] [ relation value
 //	                  | "contains" value
 //	                  | ("matches" | "~") string
 //	                  | ["not"] "in" set ]
 //	relation   = "==" | "eq" | "any_eq" | "!=" | "ne" | "all_ne"
 //	           | "===" | "all_eq" | "!==" | "~=" | "any_ne"
 //	           | "<" | "lt" | "<=" | "le" | ">" | "gt" | ">=" | "ge"
+//	range      = i ":" n | i "-" j | i | ":" n | i ":"
+//	             (a slice of a bytes field, as Wireshark's: n octets from
+//	             offset i, offsets i to j, one octet, the first n, from i to
+//	             the end; a negative offset counts from the end; a record
+//	             whose value the range runs past has no value)
 //	set        = "{" element { [","] element } "}"
 //	element    = value [ ".." value ]
 //	value      = number | boolean | bytes | string

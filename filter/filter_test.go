@@ -139,6 +139,19 @@ func TestMatch(t *testing.T) {
 		{`iwarp_mpa.privatedata == 00:04:00:04:69:77`, "mpa"},
 		{"pd == 00.04.00.04.69.77", "mpa"},
 		{"pd == 000400046977", "mpa"}, // tshark 4.0 takes octets without separators
+		// Slices, as tshark's: [i:n] n octets from i, [i-j] i to j, [i],
+		// [:n], [i:], negative offsets from the end; past the end, none.
+		{"pd[4:2] == 69:77", "mpa"},
+		{"pd[4-5] == \"iw\"", "mpa"},
+		{"pd[-1] == 77 && pd[:2] == 00:04 && pd[5:] == 77 && pd[-2:] == 69:77", "mpa"},
+		{"pd[5:2]", ""},
+		{"pd[6:]", ""},
+		{"pd[5:]", "mpa"},
+		{"pd[0:2] != 00:04", ""},
+		{"pd[0:9]", ""}, // absent when past the end
+		{"!(pd[0:9] == 00)", "fpdu mpa term finding message conn neg"},
+		{"pd[1:3] contains 04", "mpa"},
+		{"pd[1:3] not in {04:00:04}", "fpdu term finding message conn neg"},
 		{"pd contains 6977", "mpa"},
 		{"pd > 00:04", "mpa"},
 		// Objects and members.
@@ -272,6 +285,8 @@ func TestString(t *testing.T) {
 		{`msg contains "é"`, `msg contains "é"`},
 		{"pd == 0.4.a.ff", "pd == 00:04:0a:ff"},
 		{"pd == 00040AfF", "pd == 00:04:0a:ff"},
+		{"pd[ -2: ] == 6977", "pd[-2:] == 69:77"},
+		{"iwarp_mpa.privatedata [1 - 2] != 00", "pd[1-2] != 00"},
 		{`iwarp_rdma.opcode in {"send with se".."Terminate", write}`, "rdmap.opcode in {5..7, 0}"},
 		{"iwarp_rdma.term_layer == llp", "iwarp_rdma.term_layer == 0x2"},
 		{`pd contains "iw"`, `pd contains "iw"`},
@@ -387,7 +402,12 @@ func TestSyntaxErrors(t *testing.T) {
 		{"ddp.qn @ 1", 7, `unexpected character '@'`},
 		// Wireshark syntax iwarpkit does not have: said so, not "unexpected".
 		{"len(pd) > 2", 3, "functions (len(...)) are not supported"},
-		{"pd[0:2] == 00:80", 2, "slices (field[i:j]) are not supported"},
+		{"pd[0:0] == 00", 2, "the length must be positive"}, // tshark: length 0 isn't positive
+		{"pd[2-1]", 2, "the start is after the end"},
+		{"pd[0:2,3] == 00", 2, "several ranges is not supported"},
+		{"pd[x]", 2, `bad range "x"`},
+		{"rdmap.name[0:2] == 00", 10, "slices apply to a bytes field (pd[0:2]); rdmap.name is a string field"},
+		{"pd[0:2", 2, "unclosed slice"},
 		{"ddp.stag & 0xff", 9, "a bitwise and (field & mask) is not supported"},
 		{"ddp.msn + 1 == 2", 8, "arithmetic (+) is not supported"},
 		{"ddp.msn == ${ddp.mo}", 11, "field references ($field) are not supported"},

@@ -119,13 +119,25 @@ func (p *parser) test(name token) (node, error) {
 	if c := name.text[0]; c >= '0' && c <= '9' || c == '-' {
 		return nil, errAt(name.pos, "expected a field name, found the value "+strconv.Quote(name.text))
 	}
+	var slice *token
+	if p.peek().kind == tSlice {
+		t := p.next()
+		slice = &t
+	}
 	o := p.peek()
+	notIn := o.kind == tNot && p.toks[p.i+1].kind == tOp && p.toks[p.i+1].op == opIn
 	switch {
+	case slice != nil && o.kind != tOp && !notIn:
+		f, err := p.slice(name, *slice)
+		if err != nil {
+			return nil, err
+		}
+		return &test{f: f, op: opPresent}, nil
 	case o.kind == tLParen:
 		return nil, errAt(o.pos, "functions ("+name.text+"(...)) are not supported: test a field")
 	case o.kind == tOp:
 		p.next()
-	case o.kind == tNot && p.toks[p.i+1].kind == tOp && p.toks[p.i+1].op == opIn:
+	case notIn:
 		p.next()
 		o = p.next()
 		o.op = opNotIn
@@ -145,7 +157,13 @@ func (p *parser) test(name token) (node, error) {
 		}
 		return nil, errAt(name.pos, strconv.Quote(name.text)+` is a record type, not a field: write it alone, or compare type == "`+k+`"`)
 	}
-	f, err := p.field(name)
+	var f *field
+	var err error
+	if slice != nil {
+		f, err = p.slice(name, *slice)
+	} else {
+		f, err = p.field(name)
+	}
 	if err != nil {
 		return nil, err
 	}
