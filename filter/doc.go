@@ -25,24 +25,36 @@
 //	and        = unary { ("&&" | "and") unary }
 //	unary      = ("!" | "not") unary | primary
 //	primary    = "(" or ")" | test
-//	test       = name [ relation value
+//	test       = name [ "[" range "]" ] [ relation value
 //	                  | "contains" value
 //	                  | ("matches" | "~") string
 //	                  | ["not"] "in" set ]
 //	relation   = "==" | "eq" | "any_eq" | "!=" | "ne" | "all_ne"
-//	           | "===" | "all_eq" | "!==" | "any_ne"
+//	           | "===" | "all_eq" | "!==" | "~=" | "any_ne"
 //	           | "<" | "lt" | "<=" | "le" | ">" | "gt" | ">=" | "ge"
+//	range      = i ":" n | i "-" j | i | ":" n | i ":"
+//	             (a slice of a bytes field, as Wireshark's: n octets from
+//	             offset i, offsets i to j, one octet, the first n, from i to
+//	             the end; a negative offset counts from the end; a record
+//	             whose value the range runs past has no value)
 //	set        = "{" element { [","] element } "}"
 //	element    = value [ ".." value ]
 //	value      = number | boolean | bytes | string
 //	number     = ["-"] ( decimal | "0x" hex | "0b" binary | "0" octal )
 //	             (a leading 0 means octal, as in Wireshark: 010 is 8)
-//	boolean    = "true" | "false" (also True, TRUE, False, FALSE; and for
-//	             boolean fields any number: 0 is false, others true)
-//	bytes      = hex octets separated by ":", "-" or "." (69:77:74), one
-//	             octet (7a, 0x7a), or a string (its octets)
+//	boolean    = "true" | "false" (also True, TRUE, False, FALSE, and in
+//	             double quotes; and for boolean fields any number: 0 is
+//	             false, others true); false is less than true
+//	bytes      = hex octets separated by ":", "-" or "." (69:77:74) or
+//	             not (697774), one octet (7a, 0x7a), or a string (its octets)
 //	string     = '"' chars '"'  with \" \\ \n \t \xHH \OOO escapes
 //	           | 'r"' chars '"' (raw: backslashes kept)
+//
+// A number field with names for its values in tshark (values.go:
+// iwarp_rdma.opcode, the Terminate's per-layer fields, the atomic opcode)
+// also takes a value's name, in double quotes or, for a name of one word,
+// without, in any case: iwarp_rdma.opcode == "Read Request",
+// iwarp_rdma.term_layer == ddp.
 //
 // Precedence, highest first: ! (not), && (and), || (or); "a || b && c"
 // is "a || (b && c)", as in Wireshark. Keywords are lowercase.
@@ -51,7 +63,12 @@
 //
 // A name is a registry name (ddp.stag, rdmap.term.code, mpa.crc_status) or
 // one of its Wireshark aliases (iwarp_ddp.stag, iwarp_rdma.opcode); String
-// prints the registry name. Also accepted:
+// prints the registry name. A few Wireshark names have the value tshark
+// gives them rather than the registry field's (wire.go): iwarp_mpa.crc_check
+// and iwarp_mpa.crc are the CRC field read most significant octet first,
+// with CRC32c negotiated or not; iwarp_mpa.res has S in it; iwarp_ddp.rsvd
+// and iwarp_rdma.rsv are 0 on a header whose record has no ddp.rsvd or
+// rdmap.rsvd. Also accepted:
 //
 //   - the keys of message and conn records that the registry does not
 //     name: opcode, name, segments, length, first_frame, last_frame, stag,
@@ -73,6 +90,8 @@
 //     have tcp.* ports, those of DDP over SCTP sctp.* ports, a conn record
 //     only the .addr and .port fields (either end), and finding records
 //     none (ip.addr == 192.0.2.1 || finding keeps them).
+//   - the protocols of those fields, ip, ipv6 and tcp, tested for
+//     presence: a record has ip when it has ip.addr, tcp when tcp.port.
 //   - tcp.stream, Wireshark's number of the TCP conversation: every
 //     record of a TCP connection has it, findings and the conn record
 //     included (flows.Record.TCPStream; flows/streams.go says where it
@@ -116,13 +135,22 @@
 // Wireshark this holds for boolean fields too: ddp.l is true for every
 // decoded FPDU, last or not; write ddp.l == 1 (or == true) for the flag.
 //
+// A filter tests one record, one PDU, where tshark tests a frame: in a
+// frame that holds several FPDUs (synth/mss-span.pcap's frame 16: the end
+// of an RDMA Write, then Sends), tshark's iwarp_ddp.tagged_flag == 1 &&
+// iwarp_rdma.opcode == 3 is true of the frame, the flag of one FPDU and
+// the opcode of another; here it is true of no record.
+//
 // A comparison is false when the record does not have the field, so
 // rdmap.opcode != 3 selects FPDUs with another opcode, not every other
 // record. When a field has several values (a list such as frames or
 // enhanced.rtr, or the findings attached to an FPDU) == and the other
 // relations are true when any value passes; != is true when no value is
 // equal (Wireshark's all_ne), === when all are equal, !== when some value
-// differs, and "not in" when no value is in the set.
+// differs, and "not in" when no value is in the set. "not in" is the one
+// exception to the first rule: as in tshark 4.0, f not in {...} is
+// !(f in {...}), true for a record without the field (ddp.qn not in {1}
+// selects conn records too; ddp && ddp.qn not in {1} does not).
 //
 // The finding keys severity, code, msg and ref (and their aliases
 // finding.severity, ...) are read both from finding records and from the

@@ -44,6 +44,7 @@ const (
 	dUDP           // not a field: a record's packets are UDP (RoCEv2)
 	dClock         // a time field (times.go)
 	dStream        // tcp.stream: the record's TCP stream number (flows.Record.TCPStream)
+	dWire          // a Wireshark field computed from the record's keys (wire.go)
 )
 
 // end selects the source, the destination, or either.
@@ -77,8 +78,23 @@ var endpointFields = [...]struct {
 	{"sctp.port", dSCTP, eAny, "SCTP source or destination port (DDP over SCTP; a conn record: either end)"},
 }
 
-// endpointField resolves an endpoint field name.
+// endpointProtocols are Wireshark's protocols of the endpoint fields, tested
+// for presence as tshark tests them: a record is ip when it has an IPv4
+// address (ip.addr), ipv6 when an IPv6 one, tcp when it has TCP ports.
+var endpointProtocols = [...]struct{ name, field string }{
+	{"ip", "ip.addr"}, {"ipv6", "ipv6.addr"}, {"tcp", "tcp.port"},
+}
+
+// endpointField resolves an endpoint field name, or an endpoint protocol
+// (presence only).
 func endpointField(name string) (*field, bool) {
+	for _, p := range endpointProtocols {
+		if p.name == name {
+			f, _ := endpointField(p.field)
+			f.name, f.typ, f.bits = p.name, fNone, 0
+			return f, true
+		}
+	}
 	for _, e := range endpointFields {
 		if e.name == name {
 			f := &field{name: e.name, typ: fNum, derive: e.d, end: e.end, unsigned: true}

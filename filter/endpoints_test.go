@@ -34,6 +34,9 @@ func TestEndpointsTsharkExt(t *testing.T) {
 		{"roce-cm-v4.pcap", "infiniband.mad.attributeid == 0x0013 || infiniband.mad.attributeid == 0x0014", `msg in {"rep" "rtu"}`},
 		{"roce-cm-v6-reject.pcap", "infiniband.mad.attributeid == 0x0012", `msg == "rej"`},
 		{"sctp-ddp.pcap", "sctp.data_payload_proto_id == 17 && !sctp.retransmission", `sctp_session`},
+		// The endpoint protocols: RoCEv2 is over IP (and not TCP).
+		{"roce-cm-v4.pcap", "ip && !tcp && !ipv6 && infiniband.mad", `ip && !tcp && !ipv6 && cm`},
+		{"roce-cm-hello.pcap", "ipv6 && infiniband.mad", `ipv6 && cm`},
 	} {
 		t.Run(c.file+"/"+c.ours, func(t *testing.T) {
 			path := filepath.Join("..", "testdata", "synthext", c.file)

@@ -114,10 +114,10 @@ func (t *test) eval(e env) bool {
 	var s scanState
 	switch t.op {
 	case opNe, opAllEq, opNotIn:
-		// "all" relations: present, and every value passes.
+		// "all" relations: present, and every value passes; "not in" is !(in).
 		s.stopOn = false
 		t.scan(e, &s)
-		return s.seen && !s.stopped
+		return (s.seen || t.op == opNotIn) && !s.stopped
 	}
 	s.stopOn = true
 	t.scan(e, &s)
@@ -135,7 +135,7 @@ func (t *test) scan(e env, s *scanState) {
 		t.stream(e.r, s)
 		return
 	default:
-		t.endpoints(e.r, s)
+		t.derived(e, s)
 		return
 	}
 	kvs := e.kvs

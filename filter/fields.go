@@ -30,18 +30,21 @@ type field struct {
 	name string // canonical name, as String prints it
 	typ  ftype  // the type of the value, or of each element of a list
 	hex  bool   // numbers print in hexadecimal
-	bits uint8  // a hex number's width (dissect.Field.Bits; 0: unknown), or a port's (16)
+	bits uint8  // a hex number's width (dissect.Field.Bits; 0: unknown), a port's (16), or wsWidths
 	// unsigned: a wire field (the registry's numbers, ports, tcp.stream);
 	// a literal past bits is an error, as tshark's.
 	unsigned bool
 	list     bool // the value is a list; comparisons look at its elements
 	open     bool // an object whose members are not in the registry: any dotted member is accepted
 	routes   []route
-	// derive, when set, is an endpoint field (endpoints.go): its values
-	// come from the record's endpoints, not from routes.
+	// derive, when set, is an endpoint field (endpoints.go), a time field
+	// (times.go) or one of wireFields (wire.go): its values come from the
+	// record or are computed from its keys, not found by routes.
 	derive derive
 	end    end
 	clk    clock // a time field's clock (derive dClock)
+	// wire computes the value of a field of wireFields (derive dWire).
+	wire func(kvs []format.KV) (format.Value, bool)
 	// when, for Wireshark's fields that exist on some headers only (the
 	// per-layer Terminate fields, termAliases; the atomic fields of some
 	// operations, atomicAliases), says whether a record has the field.
@@ -116,6 +119,20 @@ func atomicOp(ops func(uint64) bool) func(kvs []format.KV) bool {
 type route struct {
 	path, sub, onlyType string
 	when                func(kvs []format.KV) bool // the route applies only where it holds (atomicAliases)
+}
+
+// wsWidths are the widths of the registry's decimal fields that have a
+// Wireshark field (tshark -G fields: FT_UINT8, FT_UINT16, FT_UINT32), so that
+// a number past them is an error, as tshark's ("4294967296" too big for
+// this field) rather than a test that matches nothing. The registry gives
+// widths to its hexadecimal fields only (dissect.Field.Bits).
+var wsWidths = map[string]uint8{
+	"frame": 32, "seq": 32, "res": 8, "rev": 8, "pd_len": 16,
+	"mpa.ulpdu_len": 16, "mpa.marker.fpduptr": 16, "mpa.marker.res": 16,
+	"ddp.rsvd": 8, "ddp.dv": 8, "ddp.qn": 32, "ddp.msn": 32, "ddp.mo": 32,
+	"rdmap.rv": 8, "rdmap.rsvd": 8, "rdmap.opcode": 8, "rdmap.read.size": 32,
+	"rdmap.term.layer": 8, "rdmap.term.etype": 8, "rdmap.term.code": 8,
+	"rdmap.atomic.op": 32, "rdmap.atomic.req_id": 32, "rdmap.atomic.orig_req_id": 32,
 }
 
 // extra is a record key that the dissect registry does not (yet) name: the
@@ -202,7 +219,7 @@ func fromRegistry(f dissect.Field) *field {
 	case dissect.TypeBool:
 		r.typ = fBool
 	case dissect.TypeUint:
-		r.typ, r.unsigned = fNum, true
+		r.typ, r.unsigned, r.bits = fNum, true, wsWidths[f.Name]
 	case dissect.TypeHex:
 		r.typ, r.hex, r.bits, r.unsigned = fNum, true, f.Bits, true
 	case dissect.TypeString:
@@ -300,8 +317,18 @@ func named(name string) (*field, bool) {
 	if atomic != nil {
 		return atomic, true
 	}
+	if f, ok := wireField(name); ok {
+		return f, true
+	}
 	if f, ok := dissect.Lookup(name); ok {
-		return fromRegistry(f), true
+		r := fromRegistry(f)
+		if name == "iwarp_rdma.term_rdma_h" {
+			// tshark's terminated RDMA header is there when the
+			// Terminate's R is set; rdmap.term.rdmap also holds the RDMAP
+			// control octet of a terminated DDP header.
+			r.name, r.when = name, func(kvs []format.KV) bool { return boolKey(kvs, "rdmap.term.r", true) }
+		}
+		return r, true
 	}
 	for _, e := range extraFields {
 		if e.name == name {
@@ -404,20 +431,26 @@ func knownNames() []string {
 	for _, e := range endpointFields {
 		out = append(out, e.name)
 	}
+	for _, p := range endpointProtocols {
+		out = append(out, p.name)
+	}
 	for _, e := range timeFields {
 		out = append(out, e.name)
 	}
 	return append(out, recordTypes[:]...)
 }
 
-// nearest returns the known name closest to name (edit distance).
+// nearest returns the known name closest to name (edit distance, case
+// ignored: names are case-sensitive, as in Wireshark, and all lowercase,
+// so IWARP_DDP.MSN is nearest to iwarp_ddp.msn).
 func nearest(name string) string {
 	if len(name) > 64 {
 		name = name[:64] // names are short: bound the work on long input
 	}
+	name = strings.ToLower(name)
 	best, bestD := "", -1
 	for _, c := range knownNames() {
-		d := editDistance(name, c)
+		d := editDistance(name, strings.ToLower(c))
 		if bestD < 0 || d < bestD {
 			best, bestD = c, d
 		}

@@ -95,6 +95,11 @@ func TestMatch(t *testing.T) {
 		{"ddp.t == 0", "fpdu term"},
 		{"ddp.t == false", "fpdu term"},
 		{"iwarp_ddp.tagged_flag != True", "fpdu term"},
+		// Booleans are ordered, false before true, as in tshark 4.0.
+		{"ddp.l > 0", "fpdu term"},
+		{"ddp.t < true", "fpdu term"},
+		{"ddp.t in {false..true}", "fpdu term"},
+		{`ddp.t == "False"`, "fpdu term"},
 		{"!ddp.t", "mpa finding message conn neg"},
 		{"ddp.stag", ""},
 		// Numbers: decimal, hex, octal, binary, negative, 64-bit.
@@ -119,7 +124,10 @@ func TestMatch(t *testing.T) {
 		{`rdmap.name ~ "(?-i)^send$"`, ""},
 		{`rdmap.name < "T"`, "fpdu"},
 		{`mpa.crc_status == "bad"`, "fpdu"},
-		{`iwarp_mpa.crc_check == "bad"`, "fpdu"},
+		// tshark's crc_check is the checked CRC field read most
+		// significant octet first (wire.go), not the verdict.
+		{"iwarp_mpa.crc_check == 0xefbeadde", "fpdu"},
+		{"iwarp_mpa.crc", ""},
 		{`mpa.kind == "request"`, "mpa"},
 		{`ts > "2026-11-22T02:13:22.17"`, "fpdu"},
 		// Bytes.
@@ -130,6 +138,21 @@ func TestMatch(t *testing.T) {
 		{`pd contains "iw"`, "mpa"},
 		{`iwarp_mpa.privatedata == 00:04:00:04:69:77`, "mpa"},
 		{"pd == 00.04.00.04.69.77", "mpa"},
+		{"pd == 000400046977", "mpa"}, // tshark 4.0 takes octets without separators
+		// Slices, as tshark's: [i:n] n octets from i, [i-j] i to j, [i],
+		// [:n], [i:], negative offsets from the end; past the end, none.
+		{"pd[4:2] == 69:77", "mpa"},
+		{"pd[4-5] == \"iw\"", "mpa"},
+		{"pd[-1] == 77 && pd[:2] == 00:04 && pd[5:] == 77 && pd[-2:] == 69:77", "mpa"},
+		{"pd[5:2]", ""},
+		{"pd[6:]", ""},
+		{"pd[5:]", "mpa"},
+		{"pd[0:2] != 00:04", ""},
+		{"pd[0:9]", ""}, // absent when past the end
+		{"!(pd[0:9] == 00)", "fpdu mpa term finding message conn neg"},
+		{"pd[1:3] contains 04", "mpa"},
+		{"pd[1:3] not in {04:00:04}", "fpdu term finding message conn neg"},
+		{"pd contains 6977", "mpa"},
 		{"pd > 00:04", "mpa"},
 		// Objects and members.
 		{"enhanced", "mpa"},
@@ -158,7 +181,8 @@ func TestMatch(t *testing.T) {
 		{"frames === 4", "mpa"},
 		{"frames !== 12", "fpdu mpa finding"},
 		{"frames in {11..12}", "fpdu"},
-		{"frames not in {11, 19}", "mpa"},
+		// not in is !(in), as tshark 4.0 reads it: true without the field.
+		{"frames not in {11, 19}", "mpa term message conn neg"},
 		{"frames > 19", "finding"},
 		// Findings: finding records and attached findings.
 		{`finding.severity == "error"`, "fpdu"},
@@ -232,7 +256,7 @@ func TestString(t *testing.T) {
 		{"iwarp_ddp.stag == 16", "ddp.stag == 0x10"},
 		{"iwarp_rdma.opcode == 0x2", "rdmap.opcode == 2"},
 		{"iwarp_ddp", "ddp"},
-		{"iwarp_mpa.crc_check == \"ok\"", `mpa.crc_status == "ok"`},
+		{"iwarp_mpa.crc_check == 0XEFBEADDE", "iwarp_mpa.crc_check == 0xefbeadde"},
 		{"frame.number gt 010", "frame > 8"},
 		{"ddp.t == 1", "ddp.t == true"},
 		{"ddp.t == TRUE", "ddp.t == true"},
@@ -260,6 +284,11 @@ func TestString(t *testing.T) {
 		{`rdmap.name matches r"\d+\."`, `rdmap.name matches "\\d+\\."`},
 		{`msg contains "é"`, `msg contains "é"`},
 		{"pd == 0.4.a.ff", "pd == 00:04:0a:ff"},
+		{"pd == 00040AfF", "pd == 00:04:0a:ff"},
+		{"pd[ -2: ] == 6977", "pd[-2:] == 69:77"},
+		{"iwarp_mpa.privatedata [1 - 2] != 00", "pd[1-2] != 00"},
+		{`iwarp_rdma.opcode in {"send with se".."Terminate", write}`, "rdmap.opcode in {5..7, 0}"},
+		{"iwarp_rdma.term_layer == llp", "iwarp_rdma.term_layer == 0x2"},
 		{`pd contains "iw"`, `pd contains "iw"`},
 		{`pd == ""`, `pd == ""`},
 		{"latency_ns > -0x10", "latency_ns > -16"},
@@ -304,6 +333,7 @@ func TestSyntaxErrors(t *testing.T) {
 		{"rdmap.term.cod == 2", 0, `did you mean "rdmap.term.code"?`},
 		{"rdmap.term.ddp.stg", 0, `did you mean "rdmap.term.ddp.stag"?`},
 		{"findings.cod", 0, `did you mean "findings.code"?`},
+		{"IWARP_DDP.MSN == 1", 0, `unknown field "IWARP_DDP.MSN" (did you mean "iwarp_ddp.msn"?)`}, // it said iwarp_mpa.res
 		{"ddp.stag.x", 0, "unknown field"},
 		{"ddp.stag == \"abc\"", 12, `ddp.stag is a number field; "abc" is a string`},
 		{"ddp.stag == abc", 12, `"abc" is not a number`},
@@ -313,10 +343,21 @@ func TestSyntaxErrors(t *testing.T) {
 		{"tcp.port == 70000", 12, "70000 is too big for tcp.port (at most 65535)"},
 		{"tcp.srcport in {1..65536}", 19, "too big for tcp.srcport"},
 		{"ddp.stag == 0x100000000", 12, "too big for ddp.stag (at most 4294967295)"},
+		// Names of values are tshark's (tshark: "RDMA Read Request" cannot
+		// be found among the possible values for iwarp_rdma.opcode).
+		{`iwarp_rdma.opcode == "RDMA Read Request"`, 21, `"RDMA Read Request" is not a number or the name of a value of rdmap.opcode ("Write", "Read Request",`},
+		{`iwarp_rdma.opcode == "3"`, 21, `"3" is not a number or the name of a value`},
+		{"iwarp_rdma.term_layer in {RDMA..TCP}", 32, `"TCP" is not a number or the name of a value of iwarp_rdma.term_layer ("RDMA", "DDP", "LLP")`},
+		{`ddp.msn == "Send"`, 11, `ddp.msn is a number field; "Send" is a string`},
+		{"iwarp_ddp.mo == 4294967296", 16, "too big for ddp.mo (at most 4294967295)"},
+		{"iwarp_mpa.rev == 256", 17, "too big for rev (at most 255)"},
+		{"iwarp_mpa.ulpdulength in {1..65536}", 29, "too big for mpa.ulpdu_len (at most 65535)"},
+		{"iwarp_rdma.opcode == 256", 21, "too big for rdmap.opcode"},
+		{"frame.number > 4294967296", 15, "too big for frame"},
 		{"rdmap.name == Send", 14, `put the value in double quotes ("Send")`},
 		{`mpa.crc_status == bad`, 18, "double quotes"},
 		{"ddp.t == yes", 9, "use true, false, 1 or 0"},
-		{"ddp.t > 0", 6, "only == and != apply"},
+		{`ddp.t == "1"`, 9, "use true, false, 1 or 0"}, // tshark: "1" cannot be found among the possible values
 		{"ddp.stag contains 1", 9, "contains applies to strings and bytes"},
 		{"ddp.stag matches \"1\"", 9, "matches applies to strings"},
 		{"rdmap.name matches Send", 19, "matches needs a regular expression in double quotes"},
@@ -326,6 +367,7 @@ func TestSyntaxErrors(t *testing.T) {
 		{"rdmap.term == 1", 11, "rdmap.term is an object"},
 		{"findings == 1", 9, "findings is a list of objects"},
 		{"mpa == 1", 0, `"mpa" is a protocol`},
+		{"tcp == 1", 4, "tcp is a protocol: it can only be tested for presence"},
 		{"iwarp_ddp == 1", 0, `"iwarp_ddp" is a protocol`},
 		{"fpdu == 1", 0, `"fpdu" is a record type, not a field: write it alone, or compare type == "fpdu"`},
 		{"ddp.t ==", 8, "unexpected end of filter: expected a value"},
@@ -355,10 +397,21 @@ func TestSyntaxErrors(t *testing.T) {
 		{"ddp.qn in {1,,2}", 13, `expected a value, found ","`},
 		{"ddp.qn in {,1}", 11, `expected a value, found ","`},
 		{"ddp.qn in {1..}", 14, `expected a value, found "}"`},
-		{"ddp.t in {0..1}", 11, "a range needs ordered values"},
 		{"ddp.qn in {1 \"a\"}", 13, "is a string"},
 		{"ddp.qn not 1", 7, `unexpected "not" after a complete expression`},
 		{"ddp.qn @ 1", 7, `unexpected character '@'`},
+		// Wireshark syntax iwarpkit does not have: said so, not "unexpected".
+		{"len(pd) > 2", 3, "functions (len(...)) are not supported"},
+		{"pd[0:0] == 00", 2, "the length must be positive"}, // tshark: length 0 isn't positive
+		{"pd[2-1]", 2, "the start is after the end"},
+		{"pd[0:2,3] == 00", 2, "several ranges is not supported"},
+		{"pd[x]", 2, `bad range "x"`},
+		{"rdmap.name[0:2] == 00", 10, "slices apply to a bytes field (pd[0:2]); rdmap.name is a string field"},
+		{"pd[0:2", 2, "unclosed slice"},
+		{"ddp.stag & 0xff", 9, "a bitwise and (field & mask) is not supported"},
+		{"ddp.msn + 1 == 2", 8, "arithmetic (+) is not supported"},
+		{"ddp.msn == ${ddp.mo}", 11, "field references ($field) are not supported"},
+		{"ddp.msn == iwarp_ddp.qn", 11, "comparing with another field (iwarp_ddp.qn) is not supported"},
 		{"ddp.qn == 1 && é", 15, `unexpected character 'é'`},
 		{`interop.x == abc`, 13, "is not a number, boolean or byte string"},
 		{strings.Repeat("(", 300) + "ddp" + strings.Repeat(")", 300), maxDepth, "nested too deeply"},

@@ -17,6 +17,7 @@ var fuzzSeeds = []string{
 	`enhanced.rtr contains "wr"`, `pd == ""`, `pd == "a\x00\377"`, "pd == 0.1.a.ff", "ddp.t == TRUE",
 	"((ddp))", "!!!ddp", "ddp.stag ==", "ddp.stg", `"x`, "ddp.qn in {1,,2}", "a & b", "0x", "-",
 	"mpa.marker.fpduptr > 0x10 && mpa.markers.ok == 0", `ts >= "2026"`,
+	"pd[1:2] == 00:04", "pd[-2:] not in {69:77}", "pd[1-2]", "pd[:9]", `iwarp_rdma.opcode == "send"`, "tcp && ip",
 }
 
 // FuzzCompile: Compile never panics; an error is a *SyntaxError inside

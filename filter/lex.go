@@ -23,6 +23,7 @@ const (
 	tAnd            // && and
 	tOr             // || or
 	tNot            // ! not
+	tSlice          // [i:j] after a field name (val holds what is between the brackets)
 )
 
 // op is a relation between a field and a value.
@@ -41,7 +42,7 @@ const (
 	opContains           // contains
 	opMatches            // matches ~
 	opIn                 // in {...}
-	opNotIn              // not in {...}: present and no value in the set
+	opNotIn              // not in {...}: no value in the set (tshark 4.0: !(f in {...}), true without the field)
 )
 
 var opNames = [...]string{"", "==", "!=", "===", "!==", "<", "<=", ">", ">=", "contains", "matches", "in", "not in"}
@@ -175,7 +176,18 @@ func lex(src string) ([]token, error) {
 		case c == '=':
 			return nil, errAt(start, `"=" is not an operator: use == to compare`)
 		case c == '&':
-			return nil, errAt(start, `"&" is not supported: use && (and)`)
+			return nil, errAt(start, `"&" is not supported: use && (and); a bitwise and (field & mask) is not supported`)
+		case c == '[':
+			j := strings.IndexByte(src[i:], ']')
+			if j < 0 {
+				return nil, errAt(start, "unclosed slice: missing ]")
+			}
+			toks = append(toks, token{kind: tSlice, pos: start, text: src[i : i+j+1], val: strings.Join(strings.Fields(src[i+1:i+j]), "")})
+			i += j + 1
+		case c == '$':
+			return nil, errAt(start, "field references ($field) are not supported: compare with a value")
+		case c == '+' || c == '*' || c == '%':
+			return nil, errAt(start, "arithmetic ("+string(c)+") is not supported: compare with a value")
 		case c == '|':
 			return nil, errAt(start, `"|" is not supported: use || (or)`)
 		case c == '\'':

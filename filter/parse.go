@@ -119,11 +119,25 @@ func (p *parser) test(name token) (node, error) {
 	if c := name.text[0]; c >= '0' && c <= '9' || c == '-' {
 		return nil, errAt(name.pos, "expected a field name, found the value "+strconv.Quote(name.text))
 	}
+	var slice *token
+	if p.peek().kind == tSlice {
+		t := p.next()
+		slice = &t
+	}
 	o := p.peek()
+	notIn := o.kind == tNot && p.toks[p.i+1].kind == tOp && p.toks[p.i+1].op == opIn
 	switch {
+	case slice != nil && o.kind != tOp && !notIn:
+		f, err := p.slice(name, *slice)
+		if err != nil {
+			return nil, err
+		}
+		return &test{f: f, op: opPresent}, nil
+	case o.kind == tLParen:
+		return nil, errAt(o.pos, "functions ("+name.text+"(...)) are not supported: test a field")
 	case o.kind == tOp:
 		p.next()
-	case o.kind == tNot && p.toks[p.i+1].kind == tOp && p.toks[p.i+1].op == opIn:
+	case notIn:
 		p.next()
 		o = p.next()
 		o.op = opNotIn
@@ -143,7 +157,13 @@ func (p *parser) test(name token) (node, error) {
 		}
 		return nil, errAt(name.pos, strconv.Quote(name.text)+` is a record type, not a field: write it alone, or compare type == "`+k+`"`)
 	}
-	f, err := p.field(name)
+	var f *field
+	var err error
+	if slice != nil {
+		f, err = p.slice(name, *slice)
+	} else {
+		f, err = p.field(name)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -197,10 +217,6 @@ func checkOp(f *field, o token) error {
 		return errAt(o.pos, what+": it can only be tested for presence")
 	}
 	switch o.op {
-	case opLt, opLe, opGt, opGe:
-		if f.typ == fBool {
-			return errAt(o.pos, what+": only == and != apply")
-		}
 	case opContains:
 		if f.typ == fNum || f.typ == fBool || f.typ == fAddr || f.typ == fTime {
 			return errAt(o.pos, what+": contains applies to strings and bytes")
@@ -267,9 +283,6 @@ func (p *parser) set(t *test) error {
 		}
 		if p.peek().kind == tRange {
 			rt := p.next()
-			if t.f.typ == fBool {
-				return errAt(rt.pos, "a range needs ordered values; "+t.f.name+" is a boolean field")
-			}
 			hv := p.next()
 			h, err := value(t.f, hv, opIn)
 			if err != nil {
@@ -304,6 +317,21 @@ func value(f *field, v token, o op) (lit, error) {
 		return addrValue(f, v, o, text)
 	}
 	l := lit{text: v.text}
+	if f.typ == fNum {
+		// A value's name (valueNames), where the text is not a number.
+		text := v.text
+		if v.kind == tString {
+			text = v.val
+		}
+		if _, _, numErr := parseNum(text); v.kind == tString || numErr == "syntax" {
+			if u, found, known := namedValue(f.name, text); found {
+				l.num, l.u, l.quote = true, u, v.kind == tString
+				return l, nil
+			} else if known {
+				return lit{}, errAt(v.pos, strconv.Quote(text)+" is not a number or the name of a value of "+f.name+" ("+valueNamesOf(f.name)+")")
+			}
+		}
+	}
 	if v.kind == tString {
 		l.quote = true
 		switch f.typ {
@@ -314,6 +342,13 @@ func value(f *field, v token, o op) (lit, error) {
 			}
 		case fBytes:
 			l.byt, l.bs, l.s = true, []byte(v.val), v.val
+		case fBool:
+			// tshark takes "True" and "False" in quotes too.
+			b, ok := parseBool(v.val)
+			if !ok {
+				return lit{}, errAt(v.pos, f.name+" is "+article(f)+": use true, false, 1 or 0")
+			}
+			l.isB, l.b = true, b
 		default:
 			return lit{}, errAt(v.pos, f.name+" is "+article(f)+"; "+v.text+" is a string")
 		}
@@ -332,6 +367,9 @@ func value(f *field, v token, o op) (lit, error) {
 		if !isNum {
 			if numErr == "out of range" {
 				return lit{}, errAt(v.pos, "number "+w+" is out of range")
+			}
+			if _, ok := resolve(w); ok {
+				return lit{}, errAt(v.pos, "comparing with another field ("+w+") is not supported: compare with a value")
 			}
 			return lit{}, errAt(v.pos, f.name+" is "+article(f)+"; "+strconv.Quote(w)+" is not a number")
 		}
@@ -432,8 +470,9 @@ func parseBool(w string) (bool, bool) {
 }
 
 // parseBytes reads octets written as hex: one or two hex digits per octet
-// separated by ':', '-' or '.' (all the same), a single octet ("7a"), or a
-// one-octet hex integer ("0x7a"), as Wireshark allows.
+// separated by ':', '-' or '.' (all the same), two digits per octet without
+// separators ("00800080", as tshark 4.0 reads it), a single octet ("7a"),
+// or a one-octet hex integer ("0x7a"), as Wireshark allows.
 func parseBytes(w string) ([]byte, bool) {
 	if len(w) > 2 && (w[:2] == "0x" || w[:2] == "0X") {
 		_, u, err := parseNum(w)
@@ -441,6 +480,13 @@ func parseBytes(w string) ([]byte, bool) {
 			return nil, false
 		}
 		return []byte{byte(u)}, true
+	}
+	if len(w) > 2 && len(w)%2 == 0 && strings.IndexFunc(w, func(r rune) bool { return r > 0x7f || !isHex(byte(r)) }) < 0 {
+		out := make([]byte, len(w)/2)
+		for i := range out {
+			out[i] = byte(digitVal(w[2*i])<<4 | digitVal(w[2*i+1]))
+		}
+		return out, true
 	}
 	var out []byte
 	sep := byte(0)

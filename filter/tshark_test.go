@@ -34,11 +34,21 @@ var tsharkCases = []tsharkCase{
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_rdma.opcode == 1", ours: "rdmap.opcode eq 0x1", field: "iwarp_rdma.opcode", value: "0x01"},
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_rdma.opcode == 3", ours: `rdmap.name == "Send"`, field: "iwarp_rdma.opcode", value: "0x03"},
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_rdma.opcode in {1, 2}", ours: "rdmap.opcode in {1 2}"},
+	// tshark's names of values (valueNames), in any case, quoted or not.
+	{file: "crc_v2_rping.pcap", ws: `iwarp_rdma.opcode == "Send"`, field: "iwarp_rdma.opcode", value: "0x03"},
+	{file: "crc_v2_rping.pcap", ws: "iwarp_rdma.opcode == send", ours: "rdmap.opcode == SEND", field: "iwarp_rdma.opcode", value: "0x03"},
+	{file: "crc_v2_rping.pcap", ws: `iwarp_rdma.opcode in {"Read Request", "read response"}`},
+	{file: "crc_v2_rping.pcap", ws: `iwarp_rdma.opcode > "Read Response"`},
+	{file: "../synth/terminate-ddp.pcap", ws: `iwarp_rdma.term_layer == DDP && iwarp_rdma.term_etype_ddp == "Tagged Buffer Error" && iwarp_rdma.term_errcode_ddp_tagged == "invalid stag"`},
+	{file: "../synth/terminate-llp.pcap", ws: `iwarp_rdma.term_errcode_llp == "MPA CRC Error" && iwarp_rdma.term_etype_llp == "MPA Error"`},
+	{file: "../synth/rfc7306.pcap", ws: `iwarp_rdma.atomic.opcode == "CmpSwap"`},
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_rdma.opcode in {1..2}", ours: "rdmap.opcode >= 1 && rdmap.opcode le 2"},
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_ddp.tagged_flag == 1", field: "iwarp_ddp.tagged_flag", value: "1"},
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_ddp.tagged_flag == True", ours: "ddp.t == true", field: "iwarp_ddp.tagged_flag", value: "1"},
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_ddp.last_flag == 0", ours: "ddp.l == false", field: "iwarp_ddp.last_flag", value: "0"},
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_ddp.last_flag", ours: "ddp.l"},
+	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_ddp.last_flag < 1", ours: "ddp.l < true"},
+	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: `iwarp_ddp.last_flag >= "True" && iwarp_ddp.tagged_flag in {0..1}`},
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_ddp.qn == 1", ours: "ddp.qn == 1", field: "iwarp_ddp.qn", value: "1"},
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_ddp.qn == 0 and iwarp_ddp.msn > 10", ours: "ddp.qn == 0 && ddp.msn gt 10"},
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_rdma.rdmardsz == 4096", ours: "rdmap.read.size == 4096", field: "iwarp_rdma.rdmardsz", value: "4096"},
@@ -50,6 +60,12 @@ var tsharkCases = []tsharkCase{
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_rdma", ours: "rdmap"},
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_mpa.rev == 2", ours: "mpa.rev == 2 && kind == \"request\" || rev == 2 && mpa.kind == \"reply\""},
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_mpa.privatedata == 00:80:00:80", ours: "pd == 00:80:00:80"},
+	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_mpa.privatedata == 00800080", ours: "pd == 00800080"},
+	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_mpa.privatedata[2:] == 00:80 && iwarp_mpa.privatedata[-1] == 80 && iwarp_mpa.privatedata[1-2] == 80:00"},
+	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_mpa.privatedata[0:2] != 00:80"},
+	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_mpa.privatedata[3:] && !iwarp_mpa.privatedata[4:]"},
+	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_mpa.privatedata [-2:1] == 00"},
+	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_mpa.privatedata contains 0080 && iwarp_mpa.privatedata > 0000"},
 	{file: "basic_ib_send_bw_64_v2_nocrc.pcap", ws: "iwarp_rdma.opcode == 0", ours: "rdmap.opcode == 0", field: "iwarp_rdma.opcode", value: "0x00"},
 	{file: "basic_ib_send_bw_64_v2_nocrc.pcap", ws: "iwarp_rdma.opcode == 3", field: "iwarp_rdma.opcode", value: "0x03"},
 	{file: "basic_ib_send_bw_64_v2_nocrc.pcap", ws: "iwarp_ddp.tagged_flag == 1 && iwarp_ddp.last_flag == 1", ours: "ddp.t == 1 and ddp.l == 1"},
@@ -77,8 +93,27 @@ var tsharkCases = []tsharkCase{
 	{file: "term_badwrite.pcap", ws: "iwarp_ddp.stag == 0x07bf1600", ours: "ddp.stag == 0x07bf1600"},
 	{file: "p2p_rtr1_rping.pcap", ws: "iwarp_ddp.stag == 1 && iwarp_mpa.ulpdulength == 14", ours: "ddp.stag == 1 && mpa.ulpdu_len == 14"},
 	{file: "p2p_rtr2_rping.pcap", ws: "iwarp_rdma.rdmardsz == 0", ours: "rdmap.read.size == 0 && rdmap.read.src_stag == 1"},
+	// not in is !(in): tshark 4.0 selects the MPA Request and Reply, which
+	// have no MSN, too (it had selected the FPDUs only).
+	{file: "crc_v2_rping.pcap", ws: "iwarp_ddp.msn not in {1, 2} && iwarp_mpa", ours: "ddp.msn not in {1, 2} && mpa"},
+	{file: "crc_v2_rping.pcap", ws: "!(iwarp_ddp.msn in {1, 2}) && iwarp_mpa", ours: "ddp.msn not in {1..2} && mpa"},
+	{file: "crc_v2_rping.pcap", ws: "ip.src not in {192.0.2.1} && iwarp_rdma", ours: "ip.src not in {192.0.2.1} && rdmap"},
 	{file: "crc_v2_rping.pcap", ws: "iwarp_ddp.msn ~= 1", ours: "ddp.msn !== 1"},
 	{file: "crc_v2_rping.pcap", ws: "iwarp_ddp.msn ~= 1"},
+	// The fields tshark shows in another form than the records hold them
+	// (wire.go): the CRC field read most significant octet first, as
+	// crc_check where CRC32c was negotiated (good or bad) and as crc where
+	// it was not; the reserved bits of MPA's flags octet with S, and of
+	// the DDP and RDMAP control octets, 0 included.
+	{file: "crc_v2_rping.pcap", ws: "iwarp_mpa.crc_check == 0x42c513dc", field: "iwarp_mpa.crc_check", value: "0x42c513dc"},
+	{file: "crc_v2_rping.pcap", ws: "iwarp_mpa.crc_check && !iwarp_mpa.crc", ours: "iwarp_mpa.crc_check && !iwarp_mpa.crc && fpdu"},
+	{file: "../synth/terminate-llp.pcap", ws: "iwarp_mpa.crc_check == 0xf15c8ff8", ours: "iwarp_mpa.crc_check == 0xf15c8ff8 && mpa.crc_status == \"bad\""},
+	{file: "../synth/terminate-llp.pcap", ws: "iwarp_mpa.crc_check > 0x80000000"},
+	{file: "basic_rping_v2_nocrc.pcap", ws: "iwarp_mpa.crc == 0 && !iwarp_mpa.crc_check", ours: "iwarp_mpa.crc == 0 && !iwarp_mpa.crc_check && mpa.crc_status == \"unchecked\""},
+	{file: "crc_v2_rping.pcap", ws: "iwarp_mpa.res == 0x10", ours: "iwarp_mpa.res == 0x10 && s == 1 && res == 0"},
+	{file: "nocrc_v1_rping.pcap", ws: "iwarp_mpa.res == 0"},
+	{file: "crc_v2_rping.pcap", ws: "iwarp_ddp.rsvd == 0 && iwarp_rdma.rsv == 0", field: "iwarp_ddp.rsvd", value: "0x00"},
+	{file: "crc_v2_iwtest_ops.pcap", ws: "iwarp_ddp.rsvd", ours: "iwarp_ddp.rsvd && !ddp.rsvd"},
 	// Wireshark's header subtrees, tested for presence.
 	{file: "crc_v2_rping.pcap", ws: "iwarp_mpa.req"},
 	{file: "crc_v2_rping.pcap", ws: "iwarp_mpa.rep || iwarp_mpa.key.req"},
@@ -89,6 +124,10 @@ var tsharkCases = []tsharkCase{
 	{file: "crc_v2_iwtest_ops.pcap", ws: "iwarp_ddp.control_field && iwarp_rdma.control_field"},
 	{file: "../synth/terminate-rdmap.pcap", ws: "iwarp_rdma.term_ctrl"},
 	{file: "../synth/terminate-ddp.pcap", ws: "iwarp_rdma.term_hdrct && iwarp_ddp.untagged"},
+	// The terminated RDMA header is there when R is set: not in a DDP
+	// error's Terminate, which has the terminated DDP header only.
+	{file: "../synth/terminate-ddp.pcap", ws: "iwarp_rdma.terminate && !iwarp_rdma.term_rdma_h && iwarp_rdma.term_ddp_h", ours: "rdmap.term && !iwarp_rdma.term_rdma_h && rdmap.term.rdmap && iwarp_rdma.term_ddp_h"},
+	{file: "../synth/terminate-rdmap.pcap", ws: "iwarp_rdma.term_rdma_h"},
 	// Atomic fields named by operation (atomicAliases).
 	{file: "../synth/rfc7306.pcap", ws: "iwarp_rdma.atomic.swap_data == 7 && iwarp_rdma.atomic.compare_data == 42"},
 	{file: "../synth/rfc7306.pcap", ws: "iwarp_rdma.atomic.add_data == 5 && !iwarp_rdma.atomic.swap_mask"},
@@ -97,6 +136,8 @@ var tsharkCases = []tsharkCase{
 	// and tcp.* fields.
 	{file: "basic_rping_v2_nocrc.pcap", ws: "ip.src == 192.0.2.2 && iwarp_ddp", ours: "ip.src == 192.0.2.2 && ddp"},
 	{file: "basic_rping_v2_nocrc.pcap", ws: "tcp.srcport == 7174 && iwarp_rdma", ours: "tcp.srcport == 7174 && rdmap"},
+	{file: "basic_rping_v2_nocrc.pcap", ws: "ip && tcp && !ipv6 && iwarp_rdma", ours: "ip && tcp && !ipv6 && rdmap"},
+	{file: "siw6_rping_v2_crc.pcap", ws: "ipv6 && !ip && tcp && iwarp_mpa", ours: "ipv6 && !ip && tcp && mpa"},
 	{file: "siw6_rping_v2_crc.pcap", ws: "ipv6.src == 2001:db8::2 && iwarp_ddp", ours: "ipv6.src == 2001:db8::2 && ddp"},
 	{file: "siw6_rping_v2_crc.pcap", ws: "ipv6.addr == 2001:db8::/64 && iwarp_mpa", ours: "ipv6.addr == 2001:db8::/64 && mpa"},
 	{file: "reject_app_v2.pcap", ws: "ip.addr == 192.0.2.0/24 && iwarp_mpa.rej_flag == 1", ours: "ip.addr == 192.0.2.0/24 && r == 1"},
