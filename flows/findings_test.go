@@ -1066,36 +1066,44 @@ func truthFPDUs(res *synth.Result, src string) []*synth.TruthFPDU {
 	return fs
 }
 
+// record returns the record of frame (its 16-octet header, then the
+// frame) in a little-endian pcap file, to patch in place.
+func record(t *testing.T, pcap []byte, frame uint64) []byte {
+	t.Helper()
+	off := 24 // pcap file header
+	for i := uint64(1); off+16 <= len(pcap); i++ {
+		n := 16 + int(binary.LittleEndian.Uint32(pcap[off+8:]))
+		if i == frame {
+			return pcap[off : off+n]
+		}
+		off += n
+	}
+	t.Fatalf("no frame %d", frame)
+	return nil
+}
+
+// tcpHeader returns the TCP header (and what follows) of frame (Ethernet, IPv4)
+// in a little-endian pcap file.
+func tcpHeader(t *testing.T, pcap []byte, frame uint64) []byte {
+	t.Helper()
+	ip := record(t, pcap, frame)[16+14:]
+	return ip[int(ip[0]&0x0f)*4:]
+}
+
 // shortenWireLen takes n from the original length of frame's record in a
 // little-endian pcap file, leaving its captured length and octets.
 func shortenWireLen(t *testing.T, pcap []byte, frame uint64, n uint32) {
 	t.Helper()
-	off := 24 // pcap file header
-	for i := uint64(1); off+16 <= len(pcap); i++ {
-		if i == frame {
-			binary.LittleEndian.PutUint32(pcap[off+12:], binary.LittleEndian.Uint32(pcap[off+12:])-n)
-			return
-		}
-		off += 16 + int(binary.LittleEndian.Uint32(pcap[off+8:]))
-	}
-	t.Fatalf("no frame %d", frame)
+	h := record(t, pcap, frame)
+	binary.LittleEndian.PutUint32(h[12:], binary.LittleEndian.Uint32(h[12:])-n)
 }
 
 // setDataOffset sets the TCP Data Offset of frame (Ethernet, IPv4) of a
 // little-endian pcap file to words.
 func setDataOffset(t *testing.T, pcap []byte, frame uint64, words byte) {
 	t.Helper()
-	off := 24 // pcap file header
-	for i := uint64(1); off+16 <= len(pcap); i++ {
-		if i == frame {
-			ip := pcap[off+16+14:]
-			tcp := ip[int(ip[0]&0x0f)*4:]
-			tcp[12] = words<<4 | tcp[12]&0x0f
-			return
-		}
-		off += 16 + int(binary.LittleEndian.Uint32(pcap[off+8:]))
-	}
-	t.Fatalf("no frame %d", frame)
+	tcp := tcpHeader(t, pcap, frame)
+	tcp[12] = words<<4 | tcp[12]&0x0f
 }
 
 // moveSeq adds delta to the TCP sequence number of frame (Ethernet, IPv4)
@@ -1103,17 +1111,8 @@ func setDataOffset(t *testing.T, pcap []byte, frame uint64, words byte) {
 // checksums.)
 func moveSeq(t *testing.T, pcap []byte, frame uint64, delta uint32) {
 	t.Helper()
-	off := 24 // pcap file header
-	for i := uint64(1); off+16 <= len(pcap); i++ {
-		if i == frame {
-			ip := pcap[off+16+14:]
-			seq := ip[int(ip[0]&0x0f)*4+4:]
-			binary.BigEndian.PutUint32(seq, binary.BigEndian.Uint32(seq)+delta)
-			return
-		}
-		off += 16 + int(binary.LittleEndian.Uint32(pcap[off+8:]))
-	}
-	t.Fatalf("no frame %d", frame)
+	seq := tcpHeader(t, pcap, frame)[4:]
+	binary.BigEndian.PutUint32(seq, binary.BigEndian.Uint32(seq)+delta)
 }
 
 // decodeTrigger decodes a trigger's capture.
