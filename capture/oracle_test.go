@@ -1,0 +1,170 @@
+package capture_test
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/iwarpkit/iwarpkit/capture"
+	"github.com/iwarpkit/iwarpkit/internal/testutil"
+)
+
+// frameRow is what the tests of this file compare of a frame, in the
+// columns of tshark -T fields -e frame.number -e frame.time_epoch -e
+// frame.len -e frame.cap_len -e tcp.srcport (the port only for a decoded
+// TCP segment).
+func frameRow(p *capture.Packet) string {
+	port := ""
+	if p.Kind == capture.KindTCP {
+		port = fmt.Sprint(p.Src.Port())
+	}
+	return fmt.Sprintf("%d %d.%09d %d %d %s", p.Frame, p.TS.Unix(), p.TS.Nanosecond(), p.WireLen, p.CapLen, port)
+}
+
+// sourceRows reads path with open and returns a frameRow per frame and
+// the error the file ended with (nil at its clean end).
+func sourceRows(t *testing.T, open func(string) (*capture.Source, error), path string) ([]string, error) {
+	t.Helper()
+	s, err := open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	var rows []string
+	for {
+		var p capture.Packet
+		if err := s.NextInto(&p); err != nil {
+			if err == io.EOF {
+				return rows, nil
+			}
+			return rows, err
+		}
+		rows = append(rows, frameRow(&p))
+	}
+}
+
+// tsharkRows returns tshark's frameRow of every frame of path, with the
+// epoch time as tshark prints it.
+func tsharkRows(t *testing.T, path string) []string {
+	t.Helper()
+	tshark := testutil.RequireTshark(t)
+	out, _ := exec.Command(tshark, "-r", path, "-T", "fields", "-E", "separator=/s",
+		"-e", "frame.number", "-e", "frame.time_epoch", "-e", "frame.len", "-e", "frame.cap_len", "-e", "tcp.srcport").Output()
+	var rows []string
+	for line := range strings.Lines(string(out)) {
+		rows = append(rows, strings.TrimRight(line, " \n"))
+	}
+	return rows
+}
+
+// writeTemp writes b to a file named name in a test's temporary directory.
+func writeTemp(t *testing.T, name string, b []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestPcapOldVersions reads pcap files of versions 2.2 and 2.3, which
+// libpcap and Wireshark read: before 2.3 a record header held the
+// original length before the captured one; in 2.3 files both orders
+// occur and the captured length is the smaller. They were refused
+// ("Unknown minor version 2"). The expected lengths are tshark 4.0's
+// (and tcpdump 4.99's) reading of the same files; the versions neither
+// reads are refused with a message naming the version.
+func TestPcapOldVersions(t *testing.T) {
+	frames := threeFrames(t)
+	full, cut := frames[0], frames[2][:60] // frames[2] cut by a snap length of 60
+	long, short := uint32(len(frames[2])), uint32(60)
+	n := uint32(len(full))
+	// The cut frame still holds its TCP header: both frames decode as TCP.
+	cutRow := fmt.Sprintf("%d %d %d", long, short, 40000)
+	fullRow := fmt.Sprintf("%d %d %d", n, n, 40000)
+	type rec struct{ at8, at12 uint32 } // the two length fields as written
+	for _, tc := range []struct {
+		name  string
+		order binary.ByteOrder
+		minor uint16
+		recs  []rec
+		want  []string // frame.len frame.cap_len tcp.srcport
+	}{
+		{"2.2-le", binary.LittleEndian, 2, []rec{{long, short}, {n, n}}, []string{cutRow, fullRow}},
+		{"2.2-be", binary.BigEndian, 2, []rec{{long, short}, {n, n}}, []string{cutRow, fullRow}},
+		// 2.3: swapped when the first field is the larger.
+		{"2.3-both-orders", binary.LittleEndian, 3, []rec{{long, short}, {short, long}, {n, n}}, []string{cutRow, cutRow, fullRow}},
+		{"2.4-not-swapped", binary.LittleEndian, 4, []rec{{short, long}, {n, n}}, []string{cutRow, fullRow}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newPcapFile(tc.order, false, 65535, layers.LinkTypeEthernet)
+			for i, r := range tc.recs {
+				data := cut
+				if r.at8 == r.at12 {
+					data = full
+				}
+				f.record(t0.Add(time.Duration(i)*time.Second), r.at8, r.at12, data)
+			}
+			b := f.bytes()
+			tc.order.PutUint16(b[6:8], tc.minor)
+			path := writeTemp(t, tc.name+".pcap", b)
+			for _, open := range []struct {
+				name string
+				fn   func(string) (*capture.Source, error)
+			}{{"Open", capture.Open}, {"OpenMapped", capture.OpenMapped}} {
+				rows, err := sourceRows(t, open.fn, path)
+				if err != nil || len(rows) != len(tc.want) {
+					t.Fatalf("%s: %d frames, %v; want %d", open.name, len(rows), err, len(tc.want))
+				}
+				for i, row := range rows {
+					// Frame number and time are checked in the
+					// tshark comparison below.
+					if got := strings.SplitN(row, " ", 3)[2]; strings.TrimSpace(got) != tc.want[i] {
+						t.Errorf("%s: frame %d: %q, want %q", open.name, i+1, got, tc.want[i])
+					}
+				}
+			}
+			if tc.minor < 4 {
+				// The chunk reader (iwarpdump -j N) leaves such a file
+				// to a Source.
+				if cr, err := capture.OpenChunks(path, 0); !errors.Is(err, capture.ErrNotChunked) {
+					if cr != nil {
+						cr.Close()
+					}
+					t.Errorf("OpenChunks: %v, want ErrNotChunked", err)
+				}
+			}
+			if _, err := exec.LookPath("tshark"); err == nil || os.Getenv("IWARP_REQUIRE_TSHARK") == "1" {
+				rows, _ := sourceRows(t, capture.Open, path)
+				if ts := tsharkRows(t, path); strings.Join(ts, "\n") != strings.Join(rows, "\n") {
+					t.Errorf("tshark reads\n%s\nwe read\n%s", strings.Join(ts, "\n"), strings.Join(rows, "\n"))
+				}
+			}
+		})
+	}
+
+	// Versions neither tcpdump nor this package reads (tshark 4.0 reads
+	// 2.5 and 3.x as 2.4; tcpdump refuses them, and so does the pcap
+	// specification's reader, which knows 2.4 only).
+	for _, v := range [][2]uint16{{2, 5}, {3, 4}, {1, 0}} {
+		f := newPcapFile(binary.LittleEndian, false, 65535, layers.LinkTypeEthernet)
+		f.add(t0, frames[0])
+		b := f.bytes()
+		binary.LittleEndian.PutUint16(b[4:6], v[0])
+		binary.LittleEndian.PutUint16(b[6:8], v[1])
+		_, err := capture.NewSource(strings.NewReader(string(b)), "v.pcap")
+		want := fmt.Sprintf("capture: v.pcap: unsupported pcap version %d.%d", v[0], v[1])
+		if !errors.Is(err, capture.ErrFormat) || err.Error() != want {
+			t.Errorf("version %d.%d: %v, want %q (ErrFormat)", v[0], v[1], err, want)
+		}
+	}
+}
