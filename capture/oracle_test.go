@@ -1,6 +1,7 @@
 package capture_test
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -166,5 +167,110 @@ func TestPcapOldVersions(t *testing.T) {
 		if !errors.Is(err, capture.ErrFormat) || err.Error() != want {
 			t.Errorf("version %d.%d: %v, want %q (ErrFormat)", v[0], v[1], err, want)
 		}
+	}
+}
+
+// chunkRows reads path with a ChunkReader (iwarpdump -j N's reader) and
+// returns a frameRow per frame and the error it ended with.
+func chunkRows(t *testing.T, path string) ([]string, error) {
+	t.Helper()
+	cr, err := capture.OpenChunks(path, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer cr.Close()
+	w := cr.Walker()
+	buf := make([]byte, 0, capture.ChunkSize)
+	var rows []string
+	for {
+		ch, err := cr.Next(buf)
+		if err != nil {
+			if err == io.EOF {
+				return rows, nil
+			}
+			return rows, err
+		}
+		w.Walk(ch, func(p *capture.Packet) { rows = append(rows, frameRow(p)) })
+	}
+}
+
+// TestPcapngBlockLengthsDiffer reads pcapng files one of whose blocks
+// ends with a total length other than the one it starts with
+// (draft-ietf-opsawg-pcapng §3.1 repeats it at the end): one of the two
+// lies, and the blocks after it cannot be trusted. tshark stops there
+// ("total block lengths (first N and second M) don't match") after the
+// frames before; we read on as if the first were right, a damaged file
+// without a word. Every reader must stop at that block with ErrBadBlock,
+// its offset and the frame it would have been.
+func TestPcapngBlockLengthsDiffer(t *testing.T) {
+	frames := threeFrames(t)
+	type damage struct {
+		block int    // which block (0: the SHB) gets the wrong trailing length
+		end   uint32 // the trailing length written (0: the start's plus 4)
+	}
+	for _, tc := range []struct {
+		name   string
+		damage damage
+		frames int // frames read before the damaged block (tshark's count)
+		frame  uint64
+	}{
+		{"epb", damage{3, 999}, 1, 2},
+		{"epb-first", damage{2, 0}, 0, 1},
+		{"last-epb", damage{4, 4}, 2, 3},
+		{"idb", damage{1, 77}, 0, 1},
+		{"shb", damage{0, 99}, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newNgFile(binary.LittleEndian)
+			offs := []int{0, f.idb(layers.LinkTypeEthernet, 0, 0)}
+			for i, fr := range frames {
+				offs = append(offs, f.epb(0, t0.Add(time.Duration(i)*time.Millisecond), 6, uint32(len(fr)), uint32(len(fr)), fr))
+			}
+			b := bytes.Clone(f.bytes())
+			at := offs[tc.damage.block]
+			blen := binary.LittleEndian.Uint32(b[at+4:])
+			end := tc.damage.end
+			if end == 0 {
+				end = blen + 4
+			}
+			binary.LittleEndian.PutUint32(b[at+int(blen)-4:], end)
+			path := writeTemp(t, tc.name+".pcapng", b)
+			want := fmt.Sprintf("malformed pcapng block: total length %d at its start, %d at its end", blen, end)
+			for _, r := range []struct {
+				name string
+				read func() ([]string, error)
+			}{
+				{"Open", func() ([]string, error) { return sourceRows(t, capture.Open, path) }},
+				{"OpenMapped", func() ([]string, error) { return sourceRows(t, capture.OpenMapped, path) }},
+				{"NewSource", func() ([]string, error) {
+					return sourceRows(t, func(string) (*capture.Source, error) {
+						return capture.NewSource(bytes.NewReader(b), path)
+					}, path)
+				}},
+				{"OpenChunks", func() ([]string, error) { return chunkRows(t, path) }},
+			} {
+				rows, err := r.read()
+				if tc.damage.block == 0 && r.name == "OpenChunks" {
+					// A damaged section header: the caller's Source
+					// reports it.
+					if !errors.Is(err, capture.ErrNotChunked) {
+						t.Errorf("%s: %v, want ErrNotChunked", r.name, err)
+					}
+					continue
+				}
+				var fe *capture.FileError
+				if len(rows) != tc.frames || !errors.As(err, &fe) || !errors.Is(err, capture.ErrBadBlock) ||
+					fe.Frame != tc.frame || fe.Offset != int64(at) || !strings.HasSuffix(err.Error(), want) {
+					t.Errorf("%s: %d frames, then %v; want %d, then frame %d at offset %d: ...%s",
+						r.name, len(rows), err, tc.frames, tc.frame, at, want)
+				}
+			}
+			if _, err := exec.LookPath("tshark"); err == nil || os.Getenv("IWARP_REQUIRE_TSHARK") == "1" {
+				rows, _ := sourceRows(t, capture.Open, path)
+				if ts := tsharkRows(t, path); strings.Join(ts, "\n") != strings.Join(rows, "\n") {
+					t.Errorf("tshark reads\n%s\nwe read\n%s", strings.Join(ts, "\n"), strings.Join(rows, "\n"))
+				}
+			}
+		})
 	}
 }
