@@ -28,7 +28,7 @@ func frameRow(p *capture.Packet) string {
 	if p.Kind == capture.KindTCP {
 		port = fmt.Sprint(p.Src.Port())
 	}
-	return fmt.Sprintf("%d %d.%09d %d %d %s", p.Frame, p.TS.Unix(), p.TS.Nanosecond(), p.WireLen, p.CapLen, port)
+	return strings.TrimSpace(fmt.Sprintf("%d %d.%09d %d %d %s", p.Frame, p.TS.Unix(), p.TS.Nanosecond(), p.WireLen, p.CapLen, port))
 }
 
 // sourceRows reads path with open and returns a frameRow per frame and
@@ -272,5 +272,55 @@ func TestPcapngBlockLengthsDiffer(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestVLANTagTypes reads frames whose VLAN tags have each EtherType tshark
+// decodes as a tag: 0x8100 (802.1Q), 0x88a8 (802.1ad) and 0x9100, the
+// QinQ tag of switches before 802.1ad, outer or inner. Frames behind a
+// 0x9100 tag were KindOther, their TCP lost. 0x9200, which tshark does
+// not decode as a tag, stays KindOther.
+func TestVLANTagTypes(t *testing.T) {
+	ip := ipv4TCP(t, []byte("tagged"))
+	tagged := func(tpids ...uint16) []byte {
+		b := []byte{0, 0x11, 0x22, 0x33, 0x44, 0x55, 0, 0x66, 0x77, 0x88, 0x99, 0xaa}
+		for i, tpid := range tpids {
+			b = binary.BigEndian.AppendUint16(b, tpid)
+			b = binary.BigEndian.AppendUint16(b, uint16(10+i)) // VLAN id
+		}
+		return append(binary.BigEndian.AppendUint16(b, 0x0800), ip...)
+	}
+	cases := []struct {
+		name  string
+		frame []byte
+		tcp   bool // tshark: tcp.srcport present
+	}{
+		{"8100", tagged(0x8100), true},
+		{"88a8-8100", tagged(0x88a8, 0x8100), true},
+		{"9100", tagged(0x9100), true},
+		{"9100-8100", tagged(0x9100, 0x8100), true},
+		{"8100-9100", tagged(0x8100, 0x9100), true},
+		{"9200-8100", tagged(0x9200, 0x8100), false},
+	}
+	f := newPcapFile(binary.LittleEndian, false, 65535, layers.LinkTypeEthernet)
+	for i, tc := range cases {
+		f.add(t0.Add(time.Duration(i)*time.Second), tc.frame)
+	}
+	path := writeTemp(t, "vlan.pcap", f.bytes())
+	pkts, err := readAll(t, f.bytes())
+	if err != nil || len(pkts) != len(cases) {
+		t.Fatalf("%d frames, %v", len(pkts), err)
+	}
+	for i, tc := range cases {
+		p := pkts[i]
+		if got := p.Kind == capture.KindTCP; got != tc.tcp || (got && (p.Src.Port() != 40000 || string(p.Payload) != "tagged")) {
+			t.Errorf("%s: %v %v %q, want TCP %v", tc.name, p.Kind, p.Src, p.Payload, tc.tcp)
+		}
+	}
+	if _, err := exec.LookPath("tshark"); err == nil || os.Getenv("IWARP_REQUIRE_TSHARK") == "1" {
+		rows, _ := sourceRows(t, capture.Open, path)
+		if ts := tsharkRows(t, path); strings.Join(ts, "\n") != strings.Join(rows, "\n") {
+			t.Errorf("tshark reads\n%s\nwe read\n%s", strings.Join(ts, "\n"), strings.Join(rows, "\n"))
+		}
 	}
 }
