@@ -77,7 +77,7 @@ type Chunk struct {
 
 // ErrNotChunked: the file is not an uncompressed pcap or pcapng file, or
 // not a regular file (a pipe, a device), or its header is damaged (a
-// Source reports how).
+// Source reports how), or it is a pcap file older than version 2.4.
 var ErrNotChunked = errors.New("capture: not an uncompressed pcap or pcapng file")
 
 // ChunkSize is the size of the chunks ChunkReader.Next fills: room for at
@@ -128,8 +128,10 @@ func OpenChunks(path string, limit uint64) (*ChunkReader, error) {
 		f.Close()
 		return nil, ErrNotChunked
 	}
-	// The header must be one a Source accepts (link type, version).
-	if _, err := newPcapReader(&bytesPeeker{b: c.hdr[:]}, c.big); err != nil {
+	// The header must be one a Source accepts (link type, version), and
+	// its records' lengths in version 2.4's order: the walk below takes
+	// them so. An older file is read by a Source.
+	if pr, err := newPcapReader(&bytesPeeker{b: c.hdr[:]}, c.big); err != nil || pr.lens != 0 {
 		f.Close()
 		return nil, ErrNotChunked
 	}

@@ -65,12 +65,39 @@ var firstLayerTypes = [firstCount]gopacket.LayerType{
 	firstIPv6:     layers.LayerTypeIPv6,
 }
 
+// etherTypeQinQOld is the EtherType 0x9100 that switches used for the
+// outer (and inner) tag of stacked VLANs before IEEE 802.1ad gave 0x88a8;
+// tshark decodes its tag as an 802.1Q tag. gopacket does not know it.
+const etherTypeQinQOld layers.EthernetType = 0x9100
+
+// ethernet is gopacket's Ethernet layer, with a tag of EtherType 0x9100
+// decoded as an 802.1Q tag (etherTypeQinQOld).
+type ethernet struct{ layers.Ethernet }
+
+func (e *ethernet) NextLayerType() gopacket.LayerType {
+	if e.EthernetType == etherTypeQinQOld {
+		return layers.LayerTypeDot1Q
+	}
+	return e.Ethernet.NextLayerType()
+}
+
+// dot1q is gopacket's 802.1Q tag, with a next tag of EtherType 0x9100
+// decoded as one (etherTypeQinQOld).
+type dot1q struct{ layers.Dot1Q }
+
+func (d *dot1q) NextLayerType() gopacket.LayerType {
+	if d.Type == etherTypeQinQOld {
+		return layers.LayerTypeDot1Q
+	}
+	return d.Dot1Q.NextLayerType()
+}
+
 // decoder decodes link, IP and transport headers with gopacket's
 // DecodingLayerParser over layers allocated once. All parsers share the
 // layers and one container; they differ only in the first layer.
 type decoder struct {
-	eth   layers.Ethernet
-	dot1q layers.Dot1Q // 802.1Q and 802.1ad (QinQ) tags alike, reused per tag
+	eth   ethernet
+	dot1q dot1q // 802.1Q, 802.1ad and 0x9100 (QinQ) tags alike, reused per tag
 	sll   layers.LinuxSLL
 	sll2  layers.LinuxSLL2
 	loop  layers.Loopback

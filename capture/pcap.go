@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/gopacket/gopacket/layers"
@@ -33,7 +34,20 @@ type pcapReader struct {
 	nanos bool  // nanosecond timestamps
 	off   int64 // offset of the next record
 	link  layers.LinkType
+	// lens: how the record headers of an old file (version 2.3 or
+	// earlier) hold the lengths (lensSwapped, lensMaybeSwapped); 0 for
+	// version 2.4. Such a file is read by readBuffered alone.
+	lens uint8
 }
+
+// How a pcap file older than version 2.4 holds a record's captured and
+// original lengths. Before 2.3 they came in the other order (original
+// length first); in 2.3 files both orders occur, and the captured length
+// is the smaller one. libpcap (sf-pcap.c) and Wireshark read them so.
+const (
+	lensSwapped      = 1
+	lensMaybeSwapped = 2
+)
 
 // peeker is what pcapReader reads from: a *bufio.Reader, or a chunk of
 // records in memory (bytesPeeker).
@@ -45,21 +59,70 @@ type peeker interface {
 
 func newPcapReader(br peeker, big bool) (*pcapReader, error) {
 	// pcapgo parses the 24-octet file header; the records are ours.
-	hdr, err := br.Peek(24)
-	if len(hdr) < 24 {
+	peeked, err := br.Peek(24)
+	if len(peeked) < 24 {
 		return nil, unexpected(err)
 	}
-	r, err := pcapgo.NewReader(bytes.NewReader(hdr))
+	hdr := [24]byte(peeked)
+	lens, err := pcapVersion(hdr[:], big)
+	if err != nil {
+		return nil, err
+	}
+	r, err := pcapgo.NewReader(bytes.NewReader(hdr[:]))
 	if err != nil {
 		return nil, err
 	}
 	_, _ = br.Discard(24)
-	p := &pcapReader{br: br, r: r, big: big, off: 24, link: r.LinkType()}
+	p := &pcapReader{br: br, r: r, big: big, off: 24, link: r.LinkType(), lens: lens}
 	p.nanos = r.Resolution().Exponent == -9
 	if !linkSupported(p.link) {
 		return nil, &linkTypeError{p.link}
 	}
 	return p, nil
+}
+
+// pcapVersion checks the version of the pcap file header hdr: 2.4, or
+// the older 2.0 to 2.3 that libpcap and Wireshark still read, whose record
+// lengths may be swapped (the lens... constants). For those it sets the
+// minor version in hdr to 4, for pcapgo, which reads only 2.4.
+func pcapVersion(hdr []byte, big bool) (lens uint8, err error) {
+	order := binary.ByteOrder(binary.LittleEndian)
+	if big {
+		order = binary.BigEndian
+	}
+	major, minor := order.Uint16(hdr[4:6]), order.Uint16(hdr[6:8])
+	switch {
+	case major != 2 || minor > 4:
+		return 0, &versionError{major, minor}
+	case minor == 4:
+		return 0, nil
+	case minor == 3:
+		lens = lensMaybeSwapped
+	default:
+		lens = lensSwapped
+	}
+	order.PutUint16(hdr[6:8], 4)
+	return lens, nil
+}
+
+// versionError is the ErrFormat of a pcap file of a version that is not
+// read.
+type versionError struct{ major, minor uint16 }
+
+func (e *versionError) Error() string {
+	return "unsupported pcap version " + strconv.Itoa(int(e.major)) + "." + strconv.Itoa(int(e.minor))
+}
+
+func (e *versionError) Is(target error) bool { return target == ErrFormat }
+
+// recordLengths returns the captured and original lengths of the record
+// header h, as the file's version orders them.
+func (p *pcapReader) recordLengths(h []byte) (caplen, wirelen uint32) {
+	caplen, wirelen = p.u32(h[8:12]), p.u32(h[12:16])
+	if p.lens == lensSwapped || (p.lens == lensMaybeSwapped && caplen > wirelen) {
+		caplen, wirelen = wirelen, caplen
+	}
+	return caplen, wirelen
 }
 
 func (p *pcapReader) u32(b []byte) uint32 {
@@ -121,7 +184,7 @@ func (p *pcapReader) readBuffered(pk *Packet) (layers.LinkType, int64, error) {
 		}
 		return 0, off, unexpected(err)
 	}
-	caplen, wirelen := p.u32(h[8:12]), p.u32(h[12:16])
+	caplen, wirelen := p.recordLengths(h)
 	if caplen > MaxRecordLength {
 		return 0, off, ErrRecordTooLong
 	}
@@ -138,8 +201,13 @@ func (p *pcapReader) readBuffered(pk *Packet) (layers.LinkType, int64, error) {
 	pk.CapLen, pk.WireLen = int(caplen), int(wirelen)
 	pk.Data = b[pcapRecordHdrSize:n:n]
 	// The window: every octet buffered now (at least this record's; no
-	// read is made for more).
+	// read is made for more). An old file's is this record alone: read's
+	// in-window path, which takes the lengths as version 2.4 orders them,
+	// never sees its records.
 	p.win, _ = p.br.Peek(p.br.Buffered())
+	if p.lens != 0 {
+		p.win = b
+	}
 	p.pos = n
 	p.off += int64(n)
 	return p.link, off, nil

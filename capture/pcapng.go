@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"io"
 	"math/bits"
+	"strconv"
 	"time"
 
 	"github.com/gopacket/gopacket/layers"
@@ -144,8 +145,53 @@ func (n *ngReader) shbLength(h []byte) (uint32, error) {
 	if blen < ngMinSHB || blen%4 != 0 {
 		return 0, ErrBadBlock
 	}
-	return blen, nil
+	return blen, n.checkTrailer(blen)
 }
+
+// blockLength checks the total length blen of the block (not a Section
+// Header Block) at the front of raw: at least the empty block's, a
+// multiple of 4, and repeated at the block's end (checkTrailer).
+func (n *ngReader) blockLength(blen uint32) error {
+	if blen < ngMinBlock || blen%4 != 0 {
+		return ErrBadBlock
+	}
+	return n.checkTrailer(blen)
+}
+
+// checkTrailer checks that the block at the front of raw, of total length
+// blen, ends with its total length again (draft-ietf-opsawg-pcapng §3.1):
+// where they differ, one lies, and the blocks after it cannot be found
+// (tshark stops there too). A block larger than raw can hold is not
+// checked, nor one the file ends inside (the read of it reports that).
+// In a ChunkReader's input, a block that does not fit in this chunk
+// gives bufio.ErrBufferFull: it is read with the next.
+func (n *ngReader) checkTrailer(blen uint32) error {
+	if int(blen) > n.raw.Size() {
+		return nil
+	}
+	b, err := n.raw.Peek(int(blen))
+	if len(b) < int(blen) {
+		if err == bufio.ErrBufferFull {
+			return err
+		}
+		return nil
+	}
+	if end := n.u32(b[blen-4:]); end != blen {
+		return &blockLengthError{blen, end}
+	}
+	return nil
+}
+
+// blockLengthError is the ErrBadBlock of a block whose total length at
+// its end is not the one at its start.
+type blockLengthError struct{ start, end uint32 }
+
+func (e *blockLengthError) Error() string {
+	return "malformed pcapng block: total length " + strconv.FormatUint(uint64(e.start), 10) +
+		" at its start, " + strconv.FormatUint(uint64(e.end), 10) + " at its end"
+}
+
+func (e *blockLengthError) Is(target error) bool { return target == ErrBadBlock }
 
 func (n *ngReader) u32(b []byte) uint32 {
 	if n.big {
@@ -236,11 +282,12 @@ func (n *ngReader) epb(p *Packet, b []byte) (layers.LinkType, bool) {
 // epbHead returns the interface and captured length of the Enhanced Packet
 // Block b (of total length len(b), at least ngMinPktBlk, all in memory),
 // or false for a block pcapgo would not read as readEPB does: an
-// interface not described, a packet that does not fit.
+// interface not described, a packet that does not fit; or false for a
+// block whose length at its end differs, which read's slow path reports.
 func (n *ngReader) epbHead(b []byte) (f *ngIface, iface, caplen uint32, ok bool) {
 	iface = n.u32(b[8:12])
 	caplen = n.u32(b[20:24])
-	if uint64(iface) >= uint64(len(n.ifaces)) || caplen > MaxRecordLength || ngMinPktBlk+(caplen+3)&^3 > uint32(len(b)) {
+	if uint64(iface) >= uint64(len(n.ifaces)) || caplen > MaxRecordLength || ngMinPktBlk+(caplen+3)&^3 > uint32(len(b)) || n.u32(b[len(b)-4:]) != uint32(len(b)) {
 		return nil, 0, 0, false
 	}
 	f = &n.ifaces[iface]
@@ -338,8 +385,8 @@ func (n *ngReader) read(p *Packet) (layers.LinkType, int64, error) {
 			}
 		} else {
 			blen = n.u32(h[4:8])
-			if blen < ngMinBlock || blen%4 != 0 {
-				return 0, off, ErrBadBlock
+			if err = n.blockLength(blen); err != nil {
+				return 0, off, err
 			}
 		}
 		n.inPlace = false
