@@ -6,7 +6,9 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -411,5 +413,78 @@ func TestNgTimeExact(t *testing.T) {
 			}
 		}
 		src.Close()
+	}
+}
+
+// TestNgSecondsResolution: an interface whose if_tsresol is 0 counts its
+// timestamps in whole seconds (draft-ietf-opsawg-pcapng §4.2: the
+// resolution is 10^-0), as tshark reads them, and one without the option
+// in microseconds; pcapgo takes the 0 for its default of microseconds.
+// The same through the in-place reader, pcapgo's, and the chunk reader,
+// and as tshark 4.0's frame.time_epoch.
+func TestNgSecondsResolution(t *testing.T) {
+	f := newNgFile(binary.LittleEndian)
+	frame := ether(t, ipv4TCP(t, []byte("seconds")))
+	for _, opts := range [][]byte{append(f.option(9, []byte{0}), 0, 0, 0, 0), nil} {
+		body := make([]byte, 8)
+		binary.LittleEndian.PutUint16(body[0:2], uint16(layers.LinkTypeEthernet))
+		f.block(1, append(body, opts...))
+	}
+	stamps := []uint64{1700000007, 1700000007_000123}
+	for i, units := range stamps {
+		body := make([]byte, 20)
+		binary.LittleEndian.PutUint32(body[0:4], uint32(i))
+		binary.LittleEndian.PutUint32(body[4:8], uint32(units>>32))
+		binary.LittleEndian.PutUint32(body[8:12], uint32(units))
+		binary.LittleEndian.PutUint32(body[12:16], uint32(len(frame)))
+		binary.LittleEndian.PutUint32(body[16:20], uint32(len(frame)))
+		f.block(6, append(body, frame...))
+	}
+	data := f.bytes()
+	want := []time.Time{time.Unix(1700000007, 0).UTC(), time.Unix(1700000007, 123000).UTC()}
+	for _, slow := range []bool{false, true} {
+		src, err := capture.NewSource(bytes.NewReader(data), "f.pcapng")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slow {
+			capture.PcapgoOnly(src)
+		}
+		for i, w := range want {
+			p, err := src.Next()
+			if err != nil || !p.TS.Equal(w) {
+				t.Errorf("slow %v, packet %d: %v, %v; want %v", slow, i+1, p.TS, err, w)
+			}
+		}
+		src.Close()
+	}
+	path := filepath.Join(t.TempDir(), "s.pcapng")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cr, err := capture.OpenChunks(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cr.Close()
+	ch, err := cr.Next(make([]byte, 0, capture.ChunkSize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []time.Time
+	cr.Walker().Walk(ch, func(p *capture.Packet) { got = append(got, p.TS) })
+	if len(got) != 2 || !got[0].Equal(want[0]) || !got[1].Equal(want[1]) {
+		t.Errorf("chunk reader: %v, want %v", got, want)
+	}
+	if tshark, err := exec.LookPath("tshark"); err == nil {
+		out, err := exec.Command(tshark, "-r", path, "-T", "fields", "-e", "frame.time_epoch").Output()
+		if err != nil {
+			t.Fatalf("tshark: %v", err)
+		}
+		if got := strings.Fields(string(out)); len(got) != 2 || got[0] != "1700000007.000000000" || got[1] != "1700000007.000123000" {
+			t.Errorf("tshark reads %q", got)
+		}
+	} else if os.Getenv("IWARP_REQUIRE_TSHARK") == "1" {
+		t.Fatalf("tshark is required (IWARP_REQUIRE_TSHARK=1): %v", err)
 	}
 }

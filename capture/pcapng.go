@@ -55,7 +55,12 @@ type ngReader struct {
 	// ifaces: what an Enhanced Packet Block needs of each interface of the
 	// current section, for readEPB; slow turns readEPB off (tests).
 	ifaces []ngIface
-	slow   bool
+	// secondsRes lists, for each Interface Description Block of the
+	// current section in order, whether its if_tsresol is 0 (whole
+	// seconds), which pcapgo takes for the default of microseconds
+	// (noteIDB).
+	secondsRes []bool
+	slow       bool
 	// inPlace: the last packet was read in place (readEPB), its Data
 	// ngPktHdr octets into its block.
 	inPlace bool
@@ -226,8 +231,50 @@ func (n *ngReader) refreshLinks() {
 			break
 		}
 		n.links = append(n.links, ifc.LinkType)
-		n.ifaces = append(n.ifaces, newNgIface(ifc))
+		f := newNgIface(ifc)
+		if i < len(n.secondsRes) && n.secondsRes[i] {
+			f.units = 1
+		}
+		n.ifaces = append(n.ifaces, f)
 	}
+}
+
+// noteIDB notes, before pcapgo reads the block of type typ and total
+// length blen at the front of raw, whether it is an Interface Description
+// Block whose if_tsresol (option 9) is 0: timestamps in whole seconds
+// (draft-ietf-opsawg-pcapng §4.2), which pcapgo reads as microseconds
+// (tshark: seconds). A Section Header Block starts the list again.
+func (n *ngReader) noteIDB(typ, blen uint32) {
+	switch typ {
+	case ngSHB:
+		n.secondsRes = n.secondsRes[:0]
+		return
+	case ngIDB:
+	default:
+		return
+	}
+	seconds := false
+	if b, _ := n.raw.Peek(int(min(blen, uint32(n.raw.Size())))); uint32(len(b)) == blen && blen >= 20+4 {
+		opts := b[16 : blen-4]
+		for len(opts) >= 4 {
+			code, l := n.u16(opts[0:2]), int(n.u16(opts[2:4]))
+			if code == 0 || 4+l > len(opts) {
+				break
+			}
+			if code == 9 && l >= 1 {
+				seconds = opts[4] == 0
+			}
+			opts = opts[min(4+(l+3)&^3, len(opts)):]
+		}
+	}
+	n.secondsRes = append(n.secondsRes, seconds)
+}
+
+func (n *ngReader) u16(b []byte) uint16 {
+	if n.big {
+		return binary.BigEndian.Uint16(b)
+	}
+	return binary.LittleEndian.Uint16(b)
 }
 
 // readEPB reads the Enhanced Packet Block of total length blen at the front
@@ -400,6 +447,9 @@ func (n *ngReader) read(p *Packet) (layers.LinkType, int64, error) {
 			}
 		}
 		packet := typ == ngEPB || typ == ngPB || typ == ngSPB
+		if !packet {
+			n.noteIDB(typ, blen)
+		}
 		n.gate.open(blen)
 		var ts uint64 // an EPB's or PB's timestamp, as the block has it
 		if packet {
