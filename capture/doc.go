@@ -34,7 +34,10 @@
 //
 // Frames are numbered from 1 in file order, as Wireshark numbers them: every
 // pcap record and every pcapng packet block (enhanced, simple or obsolete
-// packet block) is one frame, whatever it holds.
+// packet block) is one frame, whatever it holds. (tshark 4.0 also counts a
+// pcapng Custom Block as a frame, and tcpdump does not; this package does
+// not, so in a file with custom blocks the frames after one are numbered
+// as tcpdump numbers them, one less than tshark.)
 //
 // Per-packet metadata beyond the timestamp and lengths (pcapng packet block
 // options such as comments, flags and hashes) is skipped.
