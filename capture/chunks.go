@@ -98,14 +98,14 @@ func OpenChunks(path string, limit uint64) (*ChunkReader, error) {
 		f.Close()
 		return nil, ErrNotChunked
 	}
-	c := &ChunkReader{name: path, f: f, r: f, limit: limit}
+	c := &ChunkReader{name: path, f: f, r: newCachedFile(f), limit: limit}
 	if _, err := io.ReadFull(c.r, c.hdr[:4]); err == nil && binary.BigEndian.Uint32(c.hdr[:4]) == magicPcapngSHB {
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
 			f.Close()
 			return nil, ErrNotChunked
 		}
 		c.ownBuf = make([]byte, ngOwnBuffer)
-		c.in.f = f
+		c.in.f = c.r
 		c.in.use(c.ownBuf, nil, true)
 		if c.ng, err = newNgReader(&c.in); err != nil {
 			f.Close()

@@ -1,0 +1,125 @@
+package capture
+
+import (
+	"bytes"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestReadNoWait: the raw preadv2(RWF_NOWAIT) read that cachedFile makes
+// of a file in the page cache reads it, at the file's offset, and advances
+// that offset as read(2) does, so that raw and normal reads interleave.
+func TestReadNoWait(t *testing.T) {
+	want := make([]byte, 3<<20+17)
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range want {
+		want[i] = byte(r.Uint32())
+	}
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fd := f.Fd()
+	got := make([]byte, 0, len(want))
+	buf := make([]byte, 1<<20)
+	raw := 0
+	for i := 0; ; i++ {
+		var n int
+		if i%3 == 2 {
+			// A normal read between raw ones.
+			n, err = f.Read(buf[:1000])
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			var e syscall.Errno
+			n, e = readNoWait(fd, buf)
+			if e == syscall.ENOSYS || e == syscall.EOPNOTSUPP || e == syscall.EPERM {
+				t.Skipf("preadv2 with RWF_NOWAIT not here (%v): cachedFile reads with read(2)", e)
+			}
+			if e != 0 {
+				t.Fatalf("preadv2 of a file just written: %v", e)
+			}
+			if n == 0 {
+				break
+			}
+			raw++
+		}
+		got = append(got, buf[:n]...)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("read %d octets, not the file's %d (or not the same)", len(got), len(want))
+	}
+	if raw < 3 {
+		t.Fatalf("%d raw reads", raw)
+	}
+}
+
+// TestCachedFile: reading through cachedFile gives the file's octets and
+// io.ReadFull's errors, whether its pages are in the page cache or were
+// dropped from it (then the raw read gives EAGAIN and f.Read reads on).
+func TestCachedFile(t *testing.T) {
+	want := make([]byte, 5<<20+3)
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range want {
+		want[i] = byte(r.Uint32())
+	}
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, drop := range []bool{false, true} {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if drop {
+			if err := f.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+				t.Log(err)
+			}
+		}
+		c := newCachedFile(f)
+		var got []byte
+		buf := make([]byte, 1<<20+5)
+		for {
+			n, err := io.ReadFull(c, buf)
+			got = append(got, buf[:n]...)
+			if err == io.ErrUnexpectedEOF {
+				if n != len(want)%len(buf) {
+					t.Errorf("drop %v: ErrUnexpectedEOF after %d octets", drop, n)
+				}
+				continue
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.Close()
+		if !bytes.Equal(got, want) {
+			t.Errorf("drop %v: read %d octets, not the file's %d (or not the same)", drop, len(got), len(want))
+		}
+	}
+	if noRawRead.Load() {
+		t.Log("preadv2 with RWF_NOWAIT is not here: cachedFile reads with read(2)")
+	}
+}
