@@ -80,6 +80,9 @@ func scenarioFromBytes(seed int64, b []byte) Scenario {
 	if im&32 != 0 {
 		c.Impair.StartAt = &StartAt{Frame: next() % 10}
 	}
+	if im&64 != 0 {
+		c.Impair.ReverseCRC = []FPDURef{{Dir(next() & 1), next() % 8}}
+	}
 	c.Close = Close{Kind: CloseKind(next() % 3), By: Dir(next() & 1)}
 	s := Scenario{Seed: seed, Conns: []Conn{c}, LinkType: LinkType(next() % 3)}
 	if next()&1 != 0 {

@@ -132,6 +132,7 @@ type connGen struct {
 	recs     []*record
 	dv, rv   uint8
 	corrupt  map[FPDURef]bool
+	reverse  map[FPDURef]bool
 	msgs     int
 	state    string
 	rejected bool
@@ -157,6 +158,7 @@ func newConnGen(c *Conn, idx int, seed int64) (*connGen, error) {
 		win:      c.Window,
 		pay:      newRand(seed, idx, streamPayload),
 		corrupt:  map[FPDURef]bool{},
+		reverse:  map[FPDURef]bool{},
 		state:    "open",
 	}
 	if g.mss <= 0 {
@@ -189,6 +191,9 @@ func newConnGen(c *Conn, idx int, seed int64) (*connGen, error) {
 	}
 	for _, r := range c.Impair.CorruptCRC {
 		g.corrupt[r] = true
+	}
+	for _, r := range c.Impair.ReverseCRC {
+		g.reverse[r] = true
 	}
 
 	// Negotiation (RFC 5044 §7.1.2, PROTOCOL.md A.2 and E).
@@ -610,11 +615,18 @@ func (g *connGen) fpdu(d Dir, ulpdu []byte, r *record) error {
 	fr := mpa.Framing{Markers: dg.markers, CRC: dg.crc, Grid: dg.grid}
 	g.wire, _ = fr.AppendFPDU(g.wire[:0], ulpdu, start)
 	wire := g.wire
-	// The CRC field as sent; Impairments.CorruptCRC sends its complement.
-	r.corrupted = g.corrupt[FPDURef{Dir: d, Index: dg.nFPDU}]
+	// The CRC field as sent; Impairments.CorruptCRC sends its complement,
+	// ReverseCRC its octets in reverse order.
+	ref := FPDURef{Dir: d, Index: dg.nFPDU}
+	r.corrupted = g.corrupt[ref]
+	offs := fr.CRCOffsets(start, len(ulpdu))
+	if g.reverse[ref] {
+		r.corrupted = r.corrupted || wire[offs[0]] != wire[offs[3]] || wire[offs[1]] != wire[offs[2]]
+		wire[offs[0]], wire[offs[1]], wire[offs[2]], wire[offs[3]] = wire[offs[3]], wire[offs[2]], wire[offs[1]], wire[offs[0]]
+	}
 	var crc uint32
-	for i, o := range fr.CRCOffsets(start, len(ulpdu)) {
-		if r.corrupted {
+	for i, o := range offs {
+		if g.corrupt[ref] {
 			wire[o] ^= 0xFF
 		}
 		crc |= uint32(wire[o]) << (8 * i)

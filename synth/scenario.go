@@ -328,6 +328,10 @@ type Impairments struct {
 	// CorruptCRC inverts the CRC field of these FPDUs (after markers and
 	// CRC are computed).
 	CorruptCRC []FPDURef
+	// ReverseCRC sends the CRC field of these FPDUs with its four octets
+	// in reverse order (most significant first), as a sender that writes
+	// the CRC32c in the wrong byte order does (PROTOCOL.md A.5).
+	ReverseCRC []FPDURef
 	// StartAt starts the capture mid-stream; nil captures from the start.
 	StartAt *StartAt
 }

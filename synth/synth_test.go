@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
+	"math/bits"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -657,4 +660,65 @@ func TestLarge(t *testing.T) {
 		shared = shared || n >= 2
 	}
 	expect(t, spans && shared, "large: FPDU over 2+ segments %v, segment with 2+ FPDUs %v", spans, shared)
+}
+
+// TestReverseCRC: Impairments.ReverseCRC sends the FPDU's CRC32c with its
+// octets in reverse order: the field read from the capture, reversed, is
+// the CRC32c of the octets before it (computed here with hash/crc32), and
+// the truth records the field as sent and the CRC as bad.
+func TestReverseCRC(t *testing.T) {
+	c := Conn{
+		Initiator: netip.MustParseAddrPort("192.0.2.2:40100"), Responder: netip.MustParseAddrPort("192.0.2.1:7174"),
+		MPA:          &MPAParams{Request: MPAFrame{Rev: 1, C: true}, Reply: MPAFrame{Rev: 1, C: true}},
+		Segmentation: SegmentPerRecord,
+		Ops:          []Op{{Dir: I2R, Kind: Send, Size: 40}, {Dir: I2R, Kind: Send, Size: 41}},
+	}
+	c.Impair.ReverseCRC = []FPDURef{{I2R, 1}}
+	var pcap bytes.Buffer
+	res, err := Generate(Scenario{Seed: 1, Conns: []Conn{c}}, &pcap, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fpdus []*TruthFPDU
+	for _, r := range res.Records {
+		if f, ok := r.(*TruthFPDU); ok && f.Dir == "i2r" {
+			fpdus = append(fpdus, f)
+		}
+	}
+	if len(fpdus) != 2 {
+		t.Fatalf("%d FPDUs", len(fpdus))
+	}
+	for i, f := range fpdus {
+		// One FPDU a segment, no markers: the FPDU is the frame's TCP
+		// payload, at the end of the frame.
+		frame := frameBytes(t, pcap.Bytes(), f.Frame)
+		wire := frame[len(frame)-f.Len:]
+		field := binary.LittleEndian.Uint32(wire[f.Len-4:])
+		sum := crc32.Checksum(wire[:f.Len-4], crc32.MakeTable(crc32.Castagnoli))
+		if field != f.MPA.CRC {
+			t.Errorf("FPDU %d: field %#x, truth %#x", i, field, f.MPA.CRC)
+		}
+		want, status := sum, "ok"
+		if i == 1 {
+			want, status = bits.ReverseBytes32(sum), "bad"
+		}
+		if field != want || f.MPA.CRCStatus != status {
+			t.Errorf("FPDU %d: field %#x (CRC32c %#x), status %s; want %#x, %s", i, field, sum, f.MPA.CRCStatus, want, status)
+		}
+	}
+}
+
+// frameBytes returns frame n (from 1) of a little-endian pcap file.
+func frameBytes(t *testing.T, pcap []byte, n uint64) []byte {
+	t.Helper()
+	off := 24
+	for i := uint64(1); off+16 <= len(pcap); i++ {
+		l := int(binary.LittleEndian.Uint32(pcap[off+8:]))
+		if i == n {
+			return pcap[off+16 : off+16+l]
+		}
+		off += 16 + l
+	}
+	t.Fatalf("no frame %d", n)
+	return nil
 }
