@@ -3,7 +3,6 @@ package flows
 import (
 	"encoding/binary"
 	"errors"
-	"math/bits"
 	"strconv"
 	"time"
 
@@ -111,6 +110,8 @@ type direction struct {
 	found   []markers.Found
 	msgs    messages
 	an      dirState
+	// cw: the CRC fields watched after CRC was guessed off (crcwatch.go).
+	cw *crcWatch
 }
 
 func newDirection(c *conn, s side, ro reassembly.Options) *direction {
@@ -963,7 +964,7 @@ func (d *direction) emitFPDU(s uint64, have []byte, wire, ulen int, crc crcState
 		fr.CRC = binary.LittleEndian.Uint32(have[wire-mpa.CRCLen:])
 		switch {
 		case !d.crc:
-			fr.CRCStatus = CRCUnchecked
+			fr.CRCStatus = d.unchecked(rec, have[:wire])
 		case crc == crcComputedOK || (crc == crcNotComputed && mpa.CRC32C(have[:wire-mpa.CRCLen]) == fr.CRC):
 			fr.CRCStatus = CRCOK
 		default:
@@ -971,8 +972,8 @@ func (d *direction) emitFPDU(s uint64, have []byte, wire, ulen int, crc crcState
 			c.crcErrors++
 			d.an.crcBad = rec.Frame
 			c.finding(rec, dissect.SeverityError, "mpa.crc_bad",
-				"CRC32c mismatch: the CRC field is "+hex32(bits.ReverseBytes32(fr.CRC))+", the FPDU's octets give "+
-					hex32(bits.ReverseBytes32(mpa.CRC32C(have[:wire-mpa.CRCLen])))+" (as sent on the wire, first octet first)", "RFC 5044 §4.1", rec.Frame)
+				crcBadMsg(fr.CRC, mpa.CRC32C(have[:wire-mpa.CRCLen])),
+				"RFC 5044 §4.1", rec.Frame)
 		}
 	} else {
 		fr.CRCStatus, fr.CRC, fr.CRCCut = d.incompleteCRC(s, have, wire)

@@ -110,6 +110,8 @@ var findingCases = []findingCase{
 
 	// MPA framing.
 	{"mpa.crc_bad", errSev, "testdata/synth/terminate-llp.pcap"},
+	{"mpa.crc_byte_order", errSev, "crc-reversed-midstream"},
+	{"mpa.crc_unverified", warning, "crc-wrong-midstream"},
 	{"mpa.marker_ptr_bad", errSev, "marker-ptr-patched"},
 	{"mpa.marker_ptr_bad", errSev, "marker-ptr-patched-crc-bad"},
 	{"mpa.marker_ptr_bad", errSev, "marker-ptr-patched-nocrc"},
@@ -488,6 +490,15 @@ var triggers = map[string]trigger{
 			}
 			t.Fatal("no Read Request in the truth")
 		},
+	},
+	"crc-reversed-midstream": {
+		// Mid-stream, every CRC the initiator sends has its octets in
+		// reverse order (TestCRCFaults).
+		gen: func() synth.Scenario { return crcFaultScenario(false, false, false, "reverse") },
+	},
+	"crc-wrong-midstream": {
+		// Mid-stream, every CRC the initiator sends is wrong.
+		gen: func() synth.Scenario { return crcFaultScenario(false, false, false, "corrupt") },
 	},
 	"forced-markers-no-markers": {
 		// --decode-as markers=both on a marker-free capture whose

@@ -245,6 +245,7 @@ func (d *direction) findMarkerPhase(final bool) (locked, wait bool) {
 			}
 			if !d.crcKnown {
 				d.crc, d.crcKnown = crcOn, true
+				d.guessedCRC()
 			}
 			start = d.lockMarkers(start, g)
 			d.c.finding(nil, dissect.SeverityNote, "mpa.midstream_lock",
@@ -570,6 +571,7 @@ func (d *direction) resyncChain(final bool) bool {
 		if !d.crcKnown {
 			d.crc = crcOK
 			d.crcKnown = true
+			d.guessedCRC()
 		}
 		d.lockPlain(p, evidence)
 		return true
@@ -737,6 +739,7 @@ func (d *direction) midstreamChain(p uint64, final bool) int {
 func (d *direction) setCRC(on bool) {
 	if !d.crcKnown {
 		d.crc, d.crcKnown = on, true
+		d.guessedCRC()
 	}
 }
 
