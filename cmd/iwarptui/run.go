@@ -81,6 +81,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// it, on standard error as iwarpdump says it (exit status 0).
 		fmt.Fprintf(stderr, "iwarptui: %v\n", err)
 	}
+	if n := app.SnapHidden(); n > 0 {
+		// Said in the UI's status line too, as iwarpdump says it.
+		conns := "TCP connections"
+		if n == 1 {
+			conns = "TCP connection"
+		}
+		fmt.Fprintf(stderr, "iwarptui: %d %s could not be told iWARP or not: the capture's snap length cut the first segment of a direction before 8 octets of its payload; capture with tcpdump -s 0\n", n, conns)
+	}
 	return 0
 }
 

@@ -767,6 +767,30 @@ func TestDamagedFile(t *testing.T) {
 	}
 }
 
+// TestSnapHidden: a capture whose snap length cut the first segments of
+// its only connection before 8 octets of payload (crc_v2_rping.pcap cut by
+// editcap -s 60: Linux TCP headers take 66 octets) has no record, so the
+// list is empty; the status line says why, with the count iwarpdump gives
+// on standard error for the same file (1 TCP connection), and keeps it
+// after a key. The whole capture says nothing of it.
+func TestSnapHidden(t *testing.T) {
+	const cut = "../../testdata/snaplen/crc_v2_rping_s60.pcap"
+	for _, w := range []int{simW, 80} {
+		h := start(t, cut, w, 24, false)
+		status := h.text()[23]
+		if !strings.HasPrefix(status, "1 TCP connection not shown: the snap length cut") {
+			t.Errorf("width %d: status line %q", w, status)
+		}
+		h.keys("j")
+		if !strings.Contains(h.text()[23], "snap length") {
+			t.Errorf("width %d: the reason is gone after a key: %q", w, h.text()[23])
+		}
+	}
+	if status := start(t, rping, simW, 24, false).text()[23]; strings.Contains(status, "snap length") {
+		t.Errorf("whole capture: status line %q", status)
+	}
+}
+
 // TestExtRecords: RoCE CM and SCTP records get a note in the octets pane
 // and their frames' octets (their length as tshark's frame.len), and a
 // DDP segment over SCTP is coloured by its RDMAP opcode like an FPDU:

@@ -189,6 +189,10 @@ func (a *App) tick() bool {
 	return busy
 }
 
+// SnapHidden returns how many TCP connections the capture's snap length
+// left unknown, once indexing has ended (model.Progress.SnapHidden).
+func (a *App) SnapHidden() int { return a.X.Progress().SnapHidden }
+
 // IndexErr returns the error that ended indexing early, if any.
 func (a *App) IndexErr() error {
 	select {

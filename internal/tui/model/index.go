@@ -82,7 +82,10 @@ type Progress struct {
 	Frames      uint64
 	Done        bool
 	Err         error // a damaged file, when Done
-	Elapsed     time.Duration
+	// SnapHidden, when Done: the TCP connections the capture's snap
+	// length left unknown, iWARP or not (flows.Decoder.SnapHidden).
+	SnapHidden int
+	Elapsed    time.Duration
 }
 
 // Fraction returns the part of the file indexed, 0 to 1.

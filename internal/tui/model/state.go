@@ -662,12 +662,39 @@ func (s *State) StatusLine() string {
 	}
 	if s.Message != "" {
 		b.WriteString(" │ " + s.Message)
-	} else if d := s.Damage(); d != "" {
+	} else if d := s.notices(); d != "" {
 		// First, where a narrow screen does not cut it off.
 		return d + " │ " + b.String() + " │ ? help"
 	}
 	b.WriteString(" │ ? help")
 	return b.String()
+}
+
+// notices are what the status line leads with when no other message is
+// up: Damage, then SnapHidden.
+func (s *State) notices() string {
+	d, h := s.Damage(), s.SnapHidden()
+	if d != "" && h != "" {
+		return d + " │ " + h
+	}
+	return d + h
+}
+
+// SnapHidden says how many TCP connections the capture's snap length left
+// unknown, as iwarpdump says it on standard error: with less than 8 octets
+// of a direction's first segment captured, no MPA key says whether the
+// connection is iWARP, so it has no record, and a capture of nothing else
+// shows an empty list; "" when there are none or indexing goes on.
+func (s *State) SnapHidden() string {
+	p := s.X.Progress()
+	if !p.Done || p.SnapHidden == 0 {
+		return ""
+	}
+	conns := " TCP connections"
+	if p.SnapHidden == 1 {
+		conns = " TCP connection"
+	}
+	return strconv.Itoa(p.SnapHidden) + conns + " not shown: the snap length cut the first segment before 8 octets of payload; capture with tcpdump -s 0"
 }
 
 // Damage says why indexing stopped before the end of the capture (a

@@ -122,6 +122,7 @@ func Run(ctx context.Context, r io.Reader, name string, size int64, x *model.Ind
 	}
 	dec.Close()
 	flush()
-	x.SetProgress(model.Progress{Read: cr.n.Load(), Total: size, Frames: frames, Done: true, Err: ferr, Elapsed: time.Since(start)})
+	x.SetProgress(model.Progress{Read: cr.n.Load(), Total: size, Frames: frames, Done: true, Err: ferr, Elapsed: time.Since(start),
+		SnapHidden: dec.SnapHidden()})
 	return ferr
 }
