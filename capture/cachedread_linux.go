@@ -2,7 +2,6 @@ package capture
 
 import (
 	"os"
-	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -29,16 +28,13 @@ import (
 // or file system without RWF_NOWAIT, or a sandbox that forbids preadv2,
 // an error: f.Read reads on, as a normal system call, which the runtime
 // may hand off while the disk works. Those errors turn the raw reads off
-// for every file (noRawRead), so such a kernel pays one failed call, not
-// one a chunk.
+// for the file (a file on tmpfs gives EOPNOTSUPP), so it pays one failed
+// call, not one a chunk.
 type cachedFile struct {
-	f  *os.File
-	fd uintptr
+	f     *os.File
+	fd    uintptr
+	noRaw bool // preadv2 with RWF_NOWAIT failed otherwise than for a page not cached
 }
-
-// noRawRead is set once preadv2 with RWF_NOWAIT fails otherwise than for
-// a page not in the cache.
-var noRawRead atomic.Bool
 
 func newCachedFile(f *os.File) *cachedFile {
 	return &cachedFile{f: f, fd: f.Fd()}
@@ -46,7 +42,7 @@ func newCachedFile(f *os.File) *cachedFile {
 
 // Read reads at most len(p) octets at the file's offset, as f.Read does.
 func (c *cachedFile) Read(p []byte) (int, error) {
-	if len(p) > 0 && !noRawRead.Load() {
+	if len(p) > 0 && !c.noRaw {
 		n, e := readNoWait(c.fd, p)
 		switch e {
 		case 0:
@@ -57,7 +53,7 @@ func (c *cachedFile) Read(p []byte) (int, error) {
 		case syscall.EAGAIN, syscall.EINTR:
 			// A page not in the cache, or a signal.
 		case syscall.ENOSYS, syscall.EOPNOTSUPP, syscall.EINVAL, syscall.EPERM:
-			noRawRead.Store(true)
+			c.noRaw = true
 		}
 	}
 	return c.f.Read(p)

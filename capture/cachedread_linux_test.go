@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 
@@ -119,7 +120,38 @@ func TestCachedFile(t *testing.T) {
 			t.Errorf("drop %v: read %d octets, not the file's %d (or not the same)", drop, len(got), len(want))
 		}
 	}
-	if noRawRead.Load() {
-		t.Log("preadv2 with RWF_NOWAIT is not here: cachedFile reads with read(2)")
+}
+
+// TestCachedFileNoRaw: on a file system without RWF_NOWAIT (tmpfs gives
+// EOPNOTSUPP), the first raw read fails, the file reads with read(2) from
+// then on, and reads the same octets; another file's raw reads go on.
+func TestCachedFileNoRaw(t *testing.T) {
+	want := bytes.Repeat([]byte("0123456789abcdef"), 1<<16)
+	dir := "/dev/shm"
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("no %s: %v", dir, err)
+	}
+	path := filepath.Join(dir, "iwarpkit-cachedfile-"+strconv.Itoa(os.Getpid()))
+	if err := os.WriteFile(path, want, 0o644); err != nil {
+		t.Skipf("cannot write in %s: %v", dir, err)
+	}
+	defer os.Remove(path)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c := newCachedFile(f)
+	got, err := io.ReadAll(c)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("read %d octets (%v), not the file's %d", len(got), err, len(want))
+	}
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(int(f.Fd()), &st); err == nil && st.Type == unix.TMPFS_MAGIC && !c.noRaw {
+		if _, e := readNoWait(c.fd, make([]byte, 1)); e != syscall.EOPNOTSUPP {
+			t.Logf("tmpfs raw reads allowed here (%v)", e)
+		} else {
+			t.Error("tmpfs refuses RWF_NOWAIT, yet raw reads are still on")
+		}
 	}
 }
