@@ -48,6 +48,13 @@ func (c *virtualClock) Now() time.Time {
 	return c.now
 }
 
+// latest returns the last time read, without advancing.
+func (c *virtualClock) latest() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
 func (c *virtualClock) SleepUntil(ctx context.Context, t time.Time) error {
 	c.mu.Lock()
 	if t.After(c.now) {

@@ -23,7 +23,8 @@
 // the engine knows both, and compares a real peer's payload with the
 // recorded digest). The number of segments is capped too
 // (LoadOptions.MaxSegments). While it runs, an endpoint holds one FPDU of
-// received data and the digests of the messages received.
+// received data and the digests of the messages received; a replay holds
+// that for each connection open, at most Options.MaxConns at a time.
 //
 // # Modes
 //
@@ -40,6 +41,34 @@
 //   - Listen plays the responder to initiators that connect;
 //   - WritePcap runs both ends in memory and writes the traffic as a pcap
 //     file, without sockets; pacing moves its timestamps.
+//
+// # Concurrency
+//
+// Connections run as they ran in the capture. With Options.Speed set, each
+// starts (its dial, its SYN in WritePcap) at its recorded start
+// (Script.First, its SYN) from the first connection's, divided by the
+// speed, and keeps its own recorded gaps, so connections that overlapped
+// overlap again; as fast as possible (Speed 0) they start at once. Either
+// way a connection waits for every connection that had ended before it
+// started in the recording (Script.End before its First): connections that
+// did not overlap do not overlap in the replay either, however much slower
+// than the recording it runs, as the messages of a connection keep their
+// causal order. At most Options.MaxConns are open at once. A connection
+// that starts later than due says so (ConnReport.Due, Start, Held).
+//
+// Listen accepts initiators as they connect and gives each the script whose
+// MPA Request it sends (the same Request, else the same private data, else
+// the next in start order; identical Requests are matched in the order
+// they come, the recording's when the initiators start as recorded).
+// WritePcap simulates the connections one at a time, each in its own
+// virtual time from its start, and merges their frames in time order, as a
+// capture of the concurrent replay would show them. Options.Serial replays
+// the connections one after the other in connection order instead.
+//
+// Reports list connections in connection order whatever the order they
+// end in; a connection's error or mismatches do not stop the others;
+// cancelling the context stops every connection open, and the report
+// leaves out those not started yet.
 //
 // The MPA negotiation can be changed (Negotiation: revision 0, 1 or 2,
 // markers per direction, CRC, Rev 2 IRD/ORD, peer-to-peer and RTR type), and

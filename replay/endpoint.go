@@ -36,6 +36,10 @@ type endpoint struct {
 	clk          clock
 	st           *stats
 	peerIsEngine bool
+	// handshakeBy, when set, is when the wait for the peer's MPA frame
+	// ends (Listen has waited for the Request already); else
+	// Timeouts.Handshake from the wait's start.
+	handshakeBy time.Time
 
 	out  Outcome
 	msgs []pmsg
@@ -355,7 +359,11 @@ func (e *endpoint) readFrame(kind mpa.Kind) (mpa.Frame, error) {
 	if kind == mpa.KindReply {
 		what = "an MPA Reply"
 	}
-	e.c.SetReadDeadline(time.Now().Add(e.o.Timeouts.Handshake))
+	by := e.handshakeBy
+	if by.IsZero() {
+		by = time.Now().Add(e.o.Timeouts.Handshake)
+	}
+	e.c.SetReadDeadline(by)
 	defer e.c.SetReadDeadline(time.Time{})
 	for {
 		f, n, err := mpa.DecodeFrame(e.rbuf)

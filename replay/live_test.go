@@ -19,14 +19,14 @@ import (
 )
 
 // requireRoot skips a test that needs root (live capture) with a message, or
-// fails it when IWARP_REQUIRE_ROOT=1.
+// fails it when IWARP_REQUIRE_ROOT=1 or CI is set.
 func requireRoot(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		if os.Getenv("IWARP_REQUIRE_ROOT") == "1" {
-			t.Fatalf("root is required (IWARP_REQUIRE_ROOT=1) to capture on lo")
+		if os.Getenv("IWARP_REQUIRE_ROOT") == "1" || os.Getenv("CI") != "" {
+			t.Fatalf("root is required (IWARP_REQUIRE_ROOT=1 or CI set) to capture on lo")
 		}
-		t.Skip("not root: skipping the live capture on lo (run as root, or with IWARP_REQUIRE_ROOT=1 to make this a failure)")
+		t.Skip("not root: skipping the live capture on lo (run as root, or with IWARP_REQUIRE_ROOT=1 or CI set to make this a failure)")
 	}
 }
 

@@ -2,11 +2,17 @@ package replay
 
 import (
 	"bufio"
+	"cmp"
+	"container/heap"
 	"context"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/netip"
+	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -25,35 +31,67 @@ const pcapSnaplen = 262144
 // the timestamps instead of sleeping: frame times follow Speed and MaxRate
 // from the recording's start (timestamps advance by one microsecond per
 // frame otherwise).
+//
+// Connections start in the capture's time as the concurrent replays start
+// them (Options.Serial, Options.MaxConns): with Speed > 0 at their recorded
+// start divided by Speed, with Speed 0 at once, and each after the
+// connections that had ended before it started in the recording; their
+// frames are interleaved in time order, as a capture of the replay would
+// show them. Each connection is simulated in turn and its frames kept in a
+// temporary file (os.CreateTemp's directory, removed at once: it holds
+// about what w gets) until they are merged, which holds one frame and a
+// small buffer per connection open at a time. Serial, and a replay of one
+// connection, write the frames as they come.
 func WritePcap(ctx context.Context, w io.Writer, scripts []*Script, o Options) (*Report, error) {
 	o = o.withDefaults()
 	if err := o.CheckScripts(scripts); err != nil {
 		return nil, err
+	}
+	sc := newSchedule(scripts, &o)
+	var sp *frameSpool
+	if !o.Serial && len(scripts) > 1 {
+		var err error
+		if sp, err = newFrameSpool(); err != nil {
+			return nil, err
+		}
+		defer sp.close()
 	}
 	bw := bufio.NewWriter(w)
 	pw := pcapgo.NewWriterNanos(bw)
 	if err := pw.WriteFileHeader(pcapSnaplen, layers.LinkTypeEthernet); err != nil {
 		return nil, err
 	}
-	st := &stats{start: time.Now()}
+	st := newStats(len(scripts), false)
 	stop := st.report(&o)
-	rep := &Report{Mode: "pcap"}
-	clk := &virtualClock{}
-	if len(scripts) > 0 && !scripts[0].Start.IsZero() {
-		clk.now = scripts[0].Start
-	} else {
-		clk.now = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	base := sc.base
+	if base.IsZero() {
+		base = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	}
-	first := clk.now
+	var out packetWriter = pw
+	if sp != nil {
+		out = sp
+	}
+	reps := make([]*ConnReport, len(scripts))
+	vs := &virtualStarts{sc: sc}
+	last := base // Serial: each connection starts where the previous one ended
 	var werr error
-	for i, s := range scripts {
-		if err := ctx.Err(); err != nil {
+	for k, i := range sc.order {
+		if ctx.Err() != nil {
 			break
 		}
-		st.conn.Store(int64(s.Conn))
+		s := scripts[i]
+		at, held := last, HoldNone
+		if !o.Serial {
+			at, held = vs.start(k, base)
+		}
+		clk := &virtualClock{now: at}
+		st.begin(s.Conn)
+		if sp != nil {
+			sp.begin(at)
+		}
 		p := &plan{s: s, neg: o.Negotiation, init: o.Initiator, resp: o.Responder}
 		ic, rc := memPipe()
-		sim := newTCPSim(pw, clk, s, i, o.MSS)
+		sim := newTCPSim(out, clk, s, i, o.MSS)
 		ic.mss, rc.mss = sim.mss, sim.mss
 		ic.tap = func(b []byte, fin bool) { sim.write(I2R, b, fin) }
 		rc.tap = func(b []byte, fin bool) { sim.write(R2I, b, fin) }
@@ -63,14 +101,39 @@ func WritePcap(ctx context.Context, w io.Writer, scripts []*Script, o Options) (
 		ie.rep.Local, ie.rep.Remote = sim.ep[I2R], sim.ep[R2I]
 		re.rep.Local, re.rep.Remote = sim.ep[R2I], sim.ep[I2R]
 		runPair(ctx, &o, ie, re)
-		rep.add(connReport(s, [2]*endpoint{ie, re}))
+		end := clk.latest()
+		st.end(s.Conn)
+		if sp != nil {
+			sp.end()
+		}
+		c := connReport(s, [2]*endpoint{ie, re})
+		c.Start, c.End = at.Sub(base), end.Sub(base)
+		if sc.due != nil {
+			c.Timed, c.Due, c.Held = true, sc.due[k], held
+		}
+		reps[i] = c
+		if !o.Serial {
+			vs.ended(k, end)
+		}
+		last = end
 		if sim.err != nil && werr == nil {
 			werr = sim.err
 		}
 	}
 	stop()
+	if sp != nil && werr == nil {
+		werr = sp.merge(pw)
+	}
+	rep := &Report{Mode: "pcap"}
+	rep.addAll(reps)
 	cerr := rep.finish(ctx, st)
-	rep.Elapsed = clk.Now().Sub(first)
+	// The capture's span, from the first connection's start to the last
+	// frame (a connection that ends later than one after it counts).
+	rep.Elapsed = 0
+	for _, c := range rep.Conns {
+		rep.Elapsed = max(rep.Elapsed, c.End+time.Microsecond)
+	}
+	rep.MaxOpen = maxOverlap(rep.Conns)
 	if err := bw.Flush(); err != nil && werr == nil {
 		werr = err
 	}
@@ -80,11 +143,180 @@ func WritePcap(ctx context.Context, w io.Writer, scripts []*Script, o Options) (
 	return rep, cerr
 }
 
+// maxOverlap returns the most connections whose spans (Start to End) meet
+// at one time.
+func maxOverlap(cs []*ConnReport) int {
+	type event struct {
+		t     time.Duration
+		delta int
+	}
+	ev := make([]event, 0, 2*len(cs))
+	for _, c := range cs {
+		ev = append(ev, event{c.Start, 1}, event{c.End, -1})
+	}
+	// At the same time an end comes before a start: spans that only touch
+	// do not overlap.
+	slices.SortFunc(ev, func(a, b event) int { return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.delta, b.delta)) })
+	n, most := 0, 0
+	for _, e := range ev {
+		n += e.delta
+		most = max(most, n)
+	}
+	return most
+}
+
+// packetWriter is where tcpSim writes frames: the pcap file, or the spool.
+type packetWriter interface {
+	WritePacket(ci gopacket.CaptureInfo, data []byte) error
+}
+
+// frameSpool holds the frames of the connections WritePcap simulated, one
+// connection after the other, in an unlinked temporary file, until merge
+// writes them in time order.
+type frameSpool struct {
+	f     *os.File
+	bw    *bufio.Writer
+	off   int64
+	conns []spoolConn // in start order
+	hdr   [spoolHdr]byte
+}
+
+// spoolConn is one connection's frames in the spool.
+type spoolConn struct {
+	start    time.Time
+	off, len int64
+}
+
+// spoolHdr is a spooled frame's header: its time (Unix nanoseconds) and
+// length.
+const spoolHdr = 12
+
+func newFrameSpool() (*frameSpool, error) {
+	f, err := os.CreateTemp("", "iwarpreplay-*.frames")
+	if err != nil {
+		return nil, fmt.Errorf("replay: a temporary file for the frames of concurrent connections: %w", err)
+	}
+	os.Remove(f.Name()) // gone once closed, whatever happens
+	return &frameSpool{f: f, bw: bufio.NewWriterSize(f, 256<<10)}, nil
+}
+
+func (s *frameSpool) close() { s.f.Close() }
+
+// begin starts the frames of the next connection (in start order).
+func (s *frameSpool) begin(start time.Time) {
+	s.conns = append(s.conns, spoolConn{start: start, off: s.off})
+}
+
+func (s *frameSpool) end() {
+	c := &s.conns[len(s.conns)-1]
+	c.len = s.off - c.off
+}
+
+// WritePacket spools a frame of the current connection.
+func (s *frameSpool) WritePacket(ci gopacket.CaptureInfo, data []byte) error {
+	binary.BigEndian.PutUint64(s.hdr[:8], uint64(ci.Timestamp.UnixNano()))
+	binary.BigEndian.PutUint32(s.hdr[8:], uint32(len(data)))
+	if _, err := s.bw.Write(s.hdr[:]); err != nil {
+		return err
+	}
+	if _, err := s.bw.Write(data); err != nil {
+		return err
+	}
+	s.off += int64(spoolHdr + len(data))
+	return nil
+}
+
+// spoolCursor reads one connection's spooled frames.
+type spoolCursor struct {
+	r    *bufio.Reader
+	idx  int // the connection's place in start order: ties go to the earlier
+	ts   int64
+	data []byte
+}
+
+// next reads the next frame; false at the end.
+func (c *spoolCursor) next() (bool, error) {
+	var h [spoolHdr]byte
+	if _, err := io.ReadFull(c.r, h[:]); err != nil {
+		if errors.Is(err, io.EOF) {
+			return false, nil
+		}
+		return false, err
+	}
+	c.ts = int64(binary.BigEndian.Uint64(h[:8]))
+	n := int(binary.BigEndian.Uint32(h[8:]))
+	if cap(c.data) < n {
+		c.data = make([]byte, n)
+	}
+	c.data = c.data[:n]
+	_, err := io.ReadFull(c.r, c.data)
+	return true, err
+}
+
+// merge writes every spooled frame to pw in time order (ties: the
+// connection that started first, then the order written). A connection's
+// frames are read from when the merge reaches its start, so only the
+// connections that overlap hold a cursor at a time.
+func (s *frameSpool) merge(pw *pcapgo.Writer) error {
+	if err := s.bw.Flush(); err != nil {
+		return err
+	}
+	var h cursorHeap
+	next := 0
+	for {
+		for next < len(s.conns) && (len(h) == 0 || s.conns[next].start.UnixNano() <= h[0].ts) {
+			sc := s.conns[next]
+			c := &spoolCursor{r: bufio.NewReaderSize(io.NewSectionReader(s.f, sc.off, sc.len), 32<<10), idx: next}
+			next++
+			ok, err := c.next()
+			if err != nil {
+				return err
+			}
+			if ok {
+				heap.Push(&h, c)
+			}
+		}
+		if len(h) == 0 {
+			return nil
+		}
+		c := h[0]
+		ts := time.Unix(0, c.ts).UTC()
+		if err := pw.WritePacket(gopacket.CaptureInfo{Timestamp: ts, CaptureLength: len(c.data), Length: len(c.data)}, c.data); err != nil {
+			return err
+		}
+		ok, err := c.next()
+		if err != nil {
+			return err
+		}
+		if ok {
+			heap.Fix(&h, 0)
+		} else {
+			heap.Pop(&h)
+		}
+	}
+}
+
+// cursorHeap orders cursors by their next frame's time, then start order.
+type cursorHeap []*spoolCursor
+
+func (h cursorHeap) Len() int { return len(h) }
+func (h cursorHeap) Less(i, j int) bool {
+	return h[i].ts < h[j].ts || (h[i].ts == h[j].ts && h[i].idx < h[j].idx)
+}
+func (h cursorHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *cursorHeap) Push(x any)   { *h = append(*h, x.(*spoolCursor)) }
+func (h *cursorHeap) Pop() any {
+	old := *h
+	c := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return c
+}
+
 // tcpSim turns the octets each side writes into the TCP segments a capture
 // of the connection would show.
 type tcpSim struct {
 	mu  sync.Mutex
-	pw  *pcapgo.Writer
+	pw  packetWriter
 	clk clock
 	ep  [2]netip.AddrPort
 	seq [2]uint32 // next sequence number of each side
@@ -100,7 +332,7 @@ type tcpSim struct {
 	ipid uint16
 }
 
-func newTCPSim(pw *pcapgo.Writer, clk clock, s *Script, idx, mss int) *tcpSim {
+func newTCPSim(pw packetWriter, clk clock, s *Script, idx, mss int) *tcpSim {
 	t := &tcpSim{pw: pw, clk: clk, mss: mss, buf: gopacket.NewSerializeBuffer(),
 		opts: gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}}
 	t.ep = [2]netip.AddrPort{s.Initiator, s.Responder}

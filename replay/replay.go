@@ -25,9 +25,28 @@ type Options struct {
 	// the MPA exchange (PROTOCOL.md E); RNICScript plays the recorded frames.
 	Initiator, Responder RNIC
 	// Speed paces the replay on the recorded timestamps: 1 keeps the
-	// original gaps between messages, 2 halves them; 0 sends as fast as
-	// possible (the causal order is kept in every case).
+	// original gaps between messages, and between the starts of
+	// connections; 2 halves them; 0 sends as fast as possible (the causal
+	// order is kept in every case).
 	Speed float64
+	// Serial replays the connections one after the other in connection
+	// order, each once the previous one has ended (iwarpreplay --serial).
+	// Otherwise connections run concurrently, as they ran in the capture:
+	// with Speed > 0 each starts at its recorded start (Script.First)
+	// from the first one's, divided by Speed; with Speed 0 at once. In
+	// both cases a connection waits for every connection that had ended
+	// in the recording before it started (Script.End before its First),
+	// so connections that did not overlap do not overlap in the replay
+	// either. Listen accepts initiators as they come and matches each to a
+	// script by its MPA Request (see Listen).
+	Serial bool
+	// MaxConns bounds the connections open at once (0: 128): a connection
+	// due while that many are open starts when one ends (ConnReport.Held).
+	// The engine's memory grows with the connections open (each side
+	// holds up to about 160 KiB of received data, one FPDU, and 64 KiB to
+	// send), not with their number; the scripts are loaded beforehand
+	// (LoadOptions bounds them).
+	MaxConns int
 	// MaxRate bounds each side's transmit rate in octets per second (0: no
 	// bound).
 	MaxRate float64
@@ -49,7 +68,8 @@ type Options struct {
 type Timeouts struct {
 	// Dial bounds connecting (and Loopback's accept): default 5s.
 	Dial time.Duration
-	// Accept bounds Listen's wait for the initiator to connect: default 2m.
+	// Accept bounds each wait of Listen for an initiator to connect while
+	// no connection is open: default 2m.
 	Accept time.Duration
 	// Handshake bounds the wait for the peer's MPA Request or Reply: 5s.
 	Handshake time.Duration
@@ -96,31 +116,83 @@ func (o Options) withDefaults() Options {
 	if o.ProgressEvery <= 0 {
 		o.ProgressEvery = time.Second
 	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = defaultMaxConns
+	}
 	return o
 }
 
+// defaultMaxConns is the default of Options.MaxConns.
+const defaultMaxConns = 128
+
 // Progress is a snapshot of a running replay.
 type Progress struct {
-	Conn                           int // connection being replayed
-	Elapsed                        time.Duration
+	// Conn is the lowest id of the connections open; when none is, the
+	// last one that started.
+	Conn int
+	// Open lists the ids of the connections open, ascending; Done counts
+	// the connections that have ended, of the Total to replay.
+	Open        []int
+	Done, Total int
+	Elapsed     time.Duration
+	// MessagesSent, OctetsSent and the received counts add up every
+	// connection's, both sides when the engine plays both.
 	MessagesSent, MessagesReceived uint64
 	OctetsSent, OctetsReceived     uint64
 	// Rate is OctetsSent per second of Elapsed.
 	Rate float64
 }
 
+// String describes the progress in one line: "conn 3: 5 messages sent, 4
+// received, 1200 octets sent, 9000 octets/s" for a replay of one connection
+// at a time, "conns 0-2, 5 open, 3 of 9 done: ..." when several are open
+// or there are several to replay.
+func (p Progress) String() string {
+	var b strings.Builder
+	switch {
+	case p.Total <= 1:
+		fmt.Fprintf(&b, "conn %d", p.Conn)
+	case len(p.Open) == 0:
+		fmt.Fprintf(&b, "%d of %d connections done", p.Done, p.Total)
+	case len(p.Open) == 1:
+		fmt.Fprintf(&b, "conn %d open, %d of %d done", p.Open[0], p.Done, p.Total)
+	default:
+		fmt.Fprintf(&b, "conns %s open, %d of %d done", idRanges(p.Open), p.Done, p.Total)
+	}
+	fmt.Fprintf(&b, ": %d messages sent, %d received, %d octets sent, %.0f octets/s",
+		p.MessagesSent, p.MessagesReceived, p.OctetsSent, p.Rate)
+	return b.String()
+}
+
 type stats struct {
 	start time.Time
-	// Time spent waiting for an initiator (Listen) is not the replay's:
-	// paused is its total, pausedAt the start of the current wait.
-	mu         sync.Mutex
-	paused     time.Duration
-	pausedAt   time.Time
-	conn       atomic.Int64
-	msgsSent   atomic.Uint64
-	octetsSent atomic.Uint64
-	msgsRecv   atomic.Uint64
-	octetsRecv atomic.Uint64
+	mu    sync.Mutex
+	// Time spent waiting for an initiator while no connection is open
+	// (Listen) is not the replay's: paused is its total, pausedAt the
+	// start of the current wait.
+	paused   time.Duration
+	pausedAt time.Time
+	busy     int // Listen: connections accepted and not yet ended
+	// open are the ids of the connections open, ascending; last the last
+	// one that started.
+	open        []int
+	last        int
+	done, total int
+	maxOpen     int
+	msgsSent    atomic.Uint64
+	octetsSent  atomic.Uint64
+	msgsRecv    atomic.Uint64
+	octetsRecv  atomic.Uint64
+}
+
+// newStats starts the clock of a replay of total connections; with
+// idle, it stays stopped while no connection is open (Listen).
+func newStats(total int, idle bool) *stats {
+	s := &stats{start: time.Now(), total: total}
+	if idle {
+		s.pausedAt = s.start
+	}
+	return s
 }
 
 // elapsed returns the time since the start, waits excluded.
@@ -134,28 +206,54 @@ func (s *stats) elapsed() time.Duration {
 	return now.Sub(s.start) - s.paused
 }
 
-// pause stops the clock of elapsed until resume.
-func (s *stats) pause() {
-	s.mu.Lock()
-	if s.pausedAt.IsZero() {
-		s.pausedAt = time.Now()
-	}
-	s.mu.Unlock()
-}
+// since returns the wall time since the start, waits included.
+func (s *stats) since() time.Duration { return time.Since(s.start) }
 
-func (s *stats) resume() {
+// accepted notes that Listen accepted (n 1) or ended (n -1) a connection:
+// its clock runs while one is open.
+func (s *stats) accepted(n int) {
 	s.mu.Lock()
-	if !s.pausedAt.IsZero() {
+	defer s.mu.Unlock()
+	s.busy += n
+	switch {
+	case s.busy > 0 && !s.pausedAt.IsZero():
 		s.paused += time.Since(s.pausedAt)
 		s.pausedAt = time.Time{}
+	case s.busy == 0 && s.pausedAt.IsZero():
+		s.pausedAt = time.Now()
 	}
-	s.mu.Unlock()
+}
+
+// begin notes that connection id started; end that it ended.
+func (s *stats) begin(id int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, _ := slices.BinarySearch(s.open, id)
+	s.open = slices.Insert(s.open, i, id)
+	s.last = id
+	s.maxOpen = max(s.maxOpen, len(s.open))
+}
+
+func (s *stats) end(id int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i, ok := slices.BinarySearch(s.open, id); ok {
+		s.open = slices.Delete(s.open, i, i+1)
+	}
+	s.done++
 }
 
 func (s *stats) snapshot() Progress {
-	p := Progress{Conn: int(s.conn.Load()), Elapsed: s.elapsed(),
+	p := Progress{Elapsed: s.elapsed(),
 		MessagesSent: s.msgsSent.Load(), MessagesReceived: s.msgsRecv.Load(),
 		OctetsSent: s.octetsSent.Load(), OctetsReceived: s.octetsRecv.Load()}
+	s.mu.Lock()
+	p.Open = slices.Clone(s.open)
+	p.Done, p.Total, p.Conn = s.done, s.total, s.last
+	if len(s.open) > 0 {
+		p.Conn = s.open[0]
+	}
+	s.mu.Unlock()
 	if sec := p.Elapsed.Seconds(); sec > 0 {
 		p.Rate = float64(p.OctetsSent) / sec
 	}
@@ -257,7 +355,50 @@ type ConnReport struct {
 	// Err is the first error of a side that does not follow from the
 	// outcome.
 	Err error
+	// Start and End are when the connection started (its dial, or its
+	// accept) and ended, from the start of the replay; in WritePcap, its
+	// first and last frames' times from the first connection's recorded
+	// start (the capture's time).
+	Start, End time.Duration
+	// Timed is set when the connection had a time to start (Speed > 0,
+	// not Serial, not Listen): Due, its recorded start from the first
+	// connection's, divided by Speed. Held says what kept it waiting
+	// past Due, if anything.
+	Timed bool
+	Due   time.Duration
+	Held  Hold
 }
+
+// Hold says what kept a connection from starting when the recording has it
+// start.
+type Hold uint8
+
+// Reasons to hold a connection back.
+const (
+	HoldNone Hold = iota
+	// HoldPrecedence: a connection that had ended before it started in
+	// the recording was still open.
+	HoldPrecedence
+	// HoldLimit: Options.MaxConns connections were open.
+	HoldLimit
+)
+
+// String says what held the connection, as reports print it.
+func (h Hold) String() string {
+	switch h {
+	case HoldNone:
+		return "nothing"
+	case HoldPrecedence:
+		return "a connection that ended before it started in the recording was still open"
+	case HoldLimit:
+		return "the limit of connections open at once was reached"
+	}
+	return fmt.Sprintf("hold(%d)", uint8(h))
+}
+
+// lateNote is how far past its due time a connection must start for the
+// report to say so.
+const lateNote = 100 * time.Millisecond
 
 // Report is the result of a replay.
 type Report struct {
@@ -268,8 +409,10 @@ type Report struct {
 	Messages, FPDUs, Received int
 	Octets                    uint64
 	Mismatches, Errors        int
+	// MaxOpen is the most connections that were open at once.
+	MaxOpen int
 	// Elapsed is the replay's duration; Listen's leaves out the waits for
-	// initiators to connect, and WritePcap's is the span of the capture it
+	// initiators while no connection was open, and WritePcap's is the span of the capture it
 	// wrote (the frames' timestamps, which pacing moves), not the time it
 	// took to write it.
 	Elapsed time.Duration
@@ -296,10 +439,23 @@ func (r *Report) OK() bool { return r.Mismatches == 0 && r.Errors == 0 && r.Inte
 // ctx stopped it. It returns ctx's error.
 func (r *Report) finish(ctx context.Context, st *stats) error {
 	r.Elapsed = st.elapsed()
+	st.mu.Lock()
+	r.MaxOpen = st.maxOpen
+	st.mu.Unlock()
 	if ctx.Err() != nil {
 		r.Interrupted = context.Cause(ctx)
 	}
 	return ctx.Err()
+}
+
+// addAll adds the reports of the connections that were replayed, in
+// script order (nil: not started).
+func (r *Report) addAll(cs []*ConnReport) {
+	for _, c := range cs {
+		if c != nil {
+			r.add(c)
+		}
+	}
 }
 
 func (r *Report) add(c *ConnReport) {
@@ -340,6 +496,13 @@ func (r *Report) WriteText(w io.Writer) error {
 			b.WriteString("not negotiated")
 		}
 		b.WriteByte('\n')
+		if late := c.Start - c.Due; c.Timed && late > lateNote {
+			fmt.Fprintf(&b, "  started %s late, %s after the first connection's start", late.Round(time.Millisecond), c.Start.Round(time.Millisecond))
+			if c.Held != HoldNone {
+				fmt.Fprintf(&b, ": %s", c.Held)
+			}
+			b.WriteByte('\n')
+		}
 		sideErr := false
 		for d, s := range c.Sides {
 			if s == nil {
@@ -384,8 +547,12 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "  mismatch: %s\n", m)
 		}
 	}
+	conns := count(len(r.Conns), "connection")
+	if r.MaxOpen > 1 {
+		conns += fmt.Sprintf(" (at most %d at once)", r.MaxOpen)
+	}
 	fmt.Fprintf(&b, "summary: %s, %s sent (%s, %s), %d received, %s, %s, %s, %v",
-		count(len(r.Conns), "connection"), count(r.Messages, "message"), count(r.FPDUs, "FPDU"), octets(float64(r.Octets)), r.Received,
+		conns, count(r.Messages, "message"), count(r.FPDUs, "FPDU"), octets(float64(r.Octets)), r.Received,
 		octets(r.Rate())+"/s", count(r.Mismatches, "mismatch"), count(r.Errors, "error"), r.Elapsed.Round(time.Millisecond))
 	if r.Interrupted != nil {
 		fmt.Fprintf(&b, ", interrupted (%v)", r.Interrupted)
@@ -522,8 +689,9 @@ func addrPort(a net.Addr) netip.AddrPort {
 }
 
 // Loopback plays both ends of each script over real TCP sockets on a
-// loopback address (Options.Addr), one connection after the other, and
-// compares what each side receives with the recording.
+// loopback address (Options.Addr), concurrently as recorded or one after
+// the other (Options.Serial), and compares what each side receives with the
+// recording.
 func Loopback(ctx context.Context, scripts []*Script, o Options) (*Report, error) {
 	o = o.withDefaults()
 	if err := o.CheckScripts(scripts); err != nil {
@@ -553,67 +721,39 @@ func LoopbackOn(ctx context.Context, ln *net.TCPListener, scripts []*Script, o O
 	if !la.Addr().IsLoopback() {
 		return nil, fmt.Errorf("%w: %s", ErrNotLoopback, la)
 	}
-	st := &stats{start: time.Now()}
+	st := newStats(len(scripts), false)
 	stop := st.report(&o)
-	rep := &Report{Mode: "loopback"}
-	for _, s := range scripts {
-		if err := ctx.Err(); err != nil {
-			break
-		}
-		st.conn.Store(int64(s.Conn))
-		c := loopbackConn(ctx, ln, la, s, &o, st)
+	acc := newAcceptor(ln, o.Timeouts.Dial)
+	reps := newSchedule(scripts, &o).run(ctx, st, func(ctx context.Context, s *Script) *ConnReport {
+		c := loopbackConn(ctx, acc, la, s, &o, st)
 		if c.Sides == [2]*SideReport{} && ctx.Err() != nil {
-			break // interrupted before the connection was made
+			return nil // interrupted before the connection was made
 		}
-		rep.add(c)
-	}
+		return c
+	})
+	acc.close()
 	stop()
+	rep := &Report{Mode: "loopback"}
+	rep.addAll(reps)
 	return rep, rep.finish(ctx, st)
 }
 
-func loopbackConn(ctx context.Context, ln *net.TCPListener, la netip.AddrPort, s *Script, o *Options, st *stats) *ConnReport {
+func loopbackConn(ctx context.Context, acc *acceptor, la netip.AddrPort, s *Script, o *Options, st *stats) *ConnReport {
 	p := &plan{s: s, neg: o.Negotiation, init: o.Initiator, resp: o.Responder}
-	type accepted struct {
-		c   *net.TCPConn
-		err error
-	}
-	ch := make(chan accepted, 1)
-	ln.SetDeadline(time.Now().Add(o.Timeouts.Dial))
-	go func() {
-		c, err := ln.AcceptTCP()
-		ch <- accepted{c, err}
-	}()
-	d := net.Dialer{Timeout: o.Timeouts.Dial}
 	fail := func(err error) *ConnReport {
 		return &ConnReport{Conn: s.Conn, Initiator: s.Initiator, Responder: s.Responder, Err: err}
 	}
+	d := net.Dialer{Timeout: o.Timeouts.Dial}
 	ic, err := d.DialContext(ctx, "tcp", la.String())
 	if err != nil {
-		a := <-ch
-		if a.c != nil {
-			a.c.Close()
-		}
 		return fail(fmt.Errorf("connecting to %s: %w", la, err))
 	}
 	local := addrPort(ic.LocalAddr())
-	var rc *net.TCPConn
-	for rc == nil {
-		a := <-ch
-		if a.err != nil {
-			ic.Close()
-			return fail(fmt.Errorf("accepting on %s: %w", la, a.err))
-		}
-		if addrPort(a.c.RemoteAddr()) == local {
-			rc = a.c
-			break
-		}
-		a.c.Close() // someone else's connection
-		go func() {
-			c, err := ln.AcceptTCP()
-			ch <- accepted{c, err}
-		}()
+	rc, err := acc.claim(ctx, local, o.Timeouts.Dial)
+	if err != nil {
+		ic.Close()
+		return fail(fmt.Errorf("accepting on %s: %w", la, err))
 	}
-	ln.SetDeadline(time.Time{})
 	ie := newEndpoint(I2R, p, o, ic.(*net.TCPConn), wallClock{}, st, true)
 	re := newEndpoint(R2I, p, o, rc, wallClock{}, st, true)
 	ie.rep.Local, ie.rep.Remote = local, la
@@ -634,82 +774,35 @@ func runPair(ctx context.Context, o *Options, ie, re *endpoint) {
 }
 
 // Connect plays the initiator of each script against a real responder at
-// addr (RFC 5044 §7.1: it sends the MPA Request), one connection after the
-// other, and compares what the responder sends with the recording. Traffic
-// goes to addr and nowhere else.
+// addr (RFC 5044 §7.1: it sends the MPA Request), concurrently as recorded
+// or one after the other (Options.Serial), and compares what the responder
+// sends with the recording. Traffic goes to addr and nowhere else.
 func Connect(ctx context.Context, addr string, scripts []*Script, o Options) (*Report, error) {
 	o = o.withDefaults()
 	if err := o.CheckScripts(scripts); err != nil {
 		return nil, err
 	}
-	st := &stats{start: time.Now()}
+	st := newStats(len(scripts), false)
 	stop := st.report(&o)
-	rep := &Report{Mode: "connect"}
-	for _, s := range scripts {
-		if err := ctx.Err(); err != nil {
-			break
-		}
-		st.conn.Store(int64(s.Conn))
+	reps := newSchedule(scripts, &o).run(ctx, st, func(ctx context.Context, s *Script) *ConnReport {
 		p := &plan{s: s, neg: o.Negotiation, init: o.Initiator, resp: RNICScript}
 		d := net.Dialer{Timeout: o.Timeouts.Dial}
 		c, err := d.DialContext(ctx, "tcp", addr)
 		if err != nil && ctx.Err() != nil {
-			break // interrupted before the connection was made
+			return nil // interrupted before the connection was made
 		}
 		if err != nil {
-			rep.add(&ConnReport{Conn: s.Conn, Initiator: s.Initiator, Responder: s.Responder, Err: fmt.Errorf("connecting to %s: %w", addr, err)})
-			continue
+			return &ConnReport{Conn: s.Conn, Initiator: s.Initiator, Responder: s.Responder, Err: fmt.Errorf("connecting to %s: %w", addr, err)}
 		}
 		e := newEndpoint(I2R, p, &o, c.(*net.TCPConn), wallClock{}, st, false)
 		e.rep.Local, e.rep.Remote = addrPort(c.LocalAddr()), addrPort(c.RemoteAddr())
 		cctx, cancel := withLifetime(ctx, &o)
 		e.run(cctx)
 		cancel()
-		rep.add(connReport(s, [2]*endpoint{e, nil}))
-	}
+		return connReport(s, [2]*endpoint{e, nil})
+	})
 	stop()
-	return rep, rep.finish(ctx, st)
-}
-
-// Listen plays the responder of each script to real initiators connecting
-// to ln, one connection after the other (each accept waits at most
-// Timeouts.Accept), and compares what each initiator sends with the
-// recording.
-func Listen(ctx context.Context, ln *net.TCPListener, scripts []*Script, o Options) (*Report, error) {
-	o = o.withDefaults()
-	if err := o.CheckScripts(scripts); err != nil {
-		return nil, err
-	}
-	st := &stats{start: time.Now()}
-	stop := st.report(&o)
-	rep := &Report{Mode: "listen"}
-	for _, s := range scripts {
-		if err := ctx.Err(); err != nil {
-			break
-		}
-		st.conn.Store(int64(s.Conn))
-		p := &plan{s: s, neg: o.Negotiation, init: RNICScript, resp: o.Responder}
-		ln.SetDeadline(time.Now().Add(o.Timeouts.Accept))
-		stopAccept := context.AfterFunc(ctx, func() { ln.SetDeadline(time.Unix(1, 0)) })
-		st.pause() // the wait for an initiator is not the replay's time
-		c, err := ln.AcceptTCP()
-		st.resume()
-		stopAccept()
-		if err != nil && ctx.Err() != nil {
-			break // interrupted while waiting: no connection
-		}
-		if err != nil {
-			rep.add(&ConnReport{Conn: s.Conn, Initiator: s.Initiator, Responder: s.Responder, Err: fmt.Errorf("waiting for an initiator on %s: %w", ln.Addr(), classify(err))})
-			break
-		}
-		e := newEndpoint(R2I, p, &o, c, wallClock{}, st, false)
-		e.rep.Local, e.rep.Remote = addrPort(c.LocalAddr()), addrPort(c.RemoteAddr())
-		cctx, cancel := withLifetime(ctx, &o)
-		e.run(cctx)
-		cancel()
-		rep.add(connReport(s, [2]*endpoint{nil, e}))
-	}
-	ln.SetDeadline(time.Time{})
-	stop()
+	rep := &Report{Mode: "connect"}
+	rep.addAll(reps)
 	return rep, rep.finish(ctx, st)
 }

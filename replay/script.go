@@ -83,8 +83,14 @@ type Script struct {
 	// message waits until every earlier message of the other direction has
 	// been received (see Message.After).
 	Messages []Message
-	// Start is the timestamp of the connection's first record.
-	Start time.Time
+	// Start is the timestamp of the connection's first record (its MPA
+	// Request, or its first FPDU): paced messages keep their offsets from
+	// it. First is that of its SYN when the capture has it (else Start),
+	// End that of its last frame (the FIN or the last ACK when the capture
+	// has them): a concurrent replay starts each connection at its First
+	// and keeps apart connections whose spans did not meet
+	// (Options.Serial).
+	Start, First, End time.Time
 	// Skipped counts FPDUs that could not be replayed: their DDP segment did
 	// not decode, or some of their octets were not captured.
 	Skipped int
@@ -312,7 +318,7 @@ func selectConns(path string, o LoadOptions) ([]int, error) {
 			seen[r.Conn] = true
 		}
 	})
-	if err := feed(src, dec); err != nil {
+	if err := feed(src, dec, nil); err != nil {
 		return nil, err
 	}
 	ids := make([]int, 0, len(seen))
@@ -336,7 +342,9 @@ func intersect(a, b []int) []int {
 	return out
 }
 
-func feed(src *capture.Source, dec *flows.Decoder) error {
+// feed decodes every packet of src, showing each to hook first (when not
+// nil).
+func feed(src *capture.Source, dec *flows.Decoder, hook func(*capture.Packet)) error {
 	for {
 		p, err := src.Next()
 		if errors.Is(err, io.EOF) {
@@ -344,6 +352,9 @@ func feed(src *capture.Source, dec *flows.Decoder) error {
 		}
 		if err != nil {
 			return err
+		}
+		if hook != nil {
+			hook(&p)
 		}
 		dec.Packet(&p)
 	}
@@ -359,7 +370,7 @@ func Extract(src *capture.Source, o LoadOptions) ([]*Script, error) {
 	dopts := o.Decoder
 	dopts.Payload = x.payload
 	dec := flows.NewDecoder(dopts, x.record)
-	if err := feed(src, dec); err != nil {
+	if err := feed(src, dec, x.packet); err != nil {
 		return nil, err
 	}
 	if x.err != nil {
@@ -405,6 +416,35 @@ type extractor struct {
 	kept     int64
 	segments int
 	err      error
+	// syns are the times of the SYNs (without ACK) seen, by source and
+	// destination, until a connection's first record takes its own.
+	syns map[[2]netip.AddrPort]time.Time
+}
+
+// maxSyns bounds extractor.syns: past it, SYNs older than synAge (of the
+// capture's time) are forgotten, and all of them if that is not enough.
+const (
+	maxSyns = 1 << 16
+	synAge  = time.Minute
+)
+
+// packet notes the time of each SYN that opens a connection, for
+// Script.First.
+func (x *extractor) packet(p *capture.Packet) {
+	if p.Kind != capture.KindTCP || p.Flags&(capture.FlagSYN|capture.FlagACK) != capture.FlagSYN {
+		return
+	}
+	if len(x.syns) >= maxSyns {
+		for k, ts := range x.syns {
+			if p.TS.Sub(ts) > synAge {
+				delete(x.syns, k)
+			}
+		}
+		if len(x.syns) >= maxSyns {
+			clear(x.syns)
+		}
+	}
+	x.syns[[2]netip.AddrPort{p.Src, p.Dst}] = p.TS
 }
 
 func newExtractor(o LoadOptions) *extractor {
@@ -414,7 +454,7 @@ func newExtractor(o LoadOptions) *extractor {
 	if o.MaxSegments == 0 {
 		o.MaxSegments = defaultMaxSegments
 	}
-	return &extractor{o: o, conns: map[int]*extConn{}, iwarp: map[int]bool{}}
+	return &extractor{o: o, conns: map[int]*extConn{}, iwarp: map[int]bool{}, syns: map[[2]netip.AddrPort]time.Time{}}
 }
 
 func (x *extractor) wanted(id int) bool {
@@ -424,8 +464,22 @@ func (x *extractor) wanted(id int) bool {
 func (x *extractor) conn(r *flows.Record) *extConn {
 	c := x.conns[r.Conn]
 	if c == nil {
-		c = &extConn{s: &Script{Conn: r.Conn, Start: r.TS}, open: map[msgKey]*openMsg{}}
+		c = &extConn{s: &Script{Conn: r.Conn, Start: r.TS, First: r.TS, End: r.TS}, open: map[msgKey]*openMsg{}}
 		x.conns[r.Conn] = c
+		// Its SYN, from either end (the record's source may be the
+		// responder).
+		for _, k := range [][2]netip.AddrPort{{r.Src, r.Dst}, {r.Dst, r.Src}} {
+			if ts, ok := x.syns[k]; ok && r.Src.IsValid() {
+				delete(x.syns, k)
+				if !ts.After(r.TS) {
+					c.s.First = ts
+				}
+				break
+			}
+		}
+	}
+	if r.TS.After(c.s.End) {
+		c.s.End = r.TS
 	}
 	if r.Src.IsValid() {
 		if !c.haveSrc {

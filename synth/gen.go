@@ -51,6 +51,7 @@ type segment struct {
 	mssOpt   uint16 // SYN and SYN-ACK: the MSS option
 	dataIdx  int    // index among the direction's data segments, -1 if none
 	gap      gapClass
+	pause    int64    // microseconds of Op.Pause before it, on top of gap
 	copyOf   *segment // a retransmission of this segment
 	conflict bool     // a retransmission with different octets
 	drop     dropReason
@@ -140,6 +141,7 @@ type connGen struct {
 	lastData Dir  // direction of the last data segment
 	stats    connStats
 	nrec     int    // records created so far (ordinals)
+	pause    int64  // Op.Pause (microseconds) for the next segment
 	buf      []byte // scratch for ULPDUs
 	wire     []byte // scratch for FPDUs (write copies them)
 }
@@ -252,6 +254,7 @@ func (g *connGen) ackFor(d Dir) uint32 {
 }
 
 func (g *connGen) addSeg(s *segment) {
+	s.pause, g.pause = g.pause, 0
 	s.dataIdx = -1
 	if len(s.payload) > 0 {
 		s.dataIdx = g.d[s.dir].nData
@@ -501,6 +504,13 @@ func (g *connGen) op(op *Op) error {
 		return fmt.Errorf("%w: negative size", ErrBadOp)
 	}
 	d := op.Dir
+	if op.Pause < 0 {
+		return fmt.Errorf("%w: negative pause", ErrBadOp)
+	}
+	if op.Pause > 0 {
+		g.endBurst(g.cur)
+		g.pause += op.Pause.Microseconds()
+	}
 	switch op.Kind {
 	case Send, SendInv, SendSE, SendSEInv:
 		opc := [...]rdmap.Opcode{rdmap.OpSend, rdmap.OpSendInvalidate, rdmap.OpSendSE, rdmap.OpSendSEInvalidate}[op.Kind-Send]

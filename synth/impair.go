@@ -52,7 +52,7 @@ func (g *connGen) impair() error {
 		orig := segs[i]
 		cp := *orig
 		cp.copyOf = orig
-		cp.gap = gapRetrans
+		cp.gap, cp.pause = gapRetrans, 0
 		if conflict {
 			cp.conflict = true
 			cp.payload = slices.Clone(orig.payload)
@@ -142,6 +142,7 @@ func (st *stamper) stamp(segs []*segment) {
 			r := gapRange[s.gap]
 			st.t += int64(between(st.tr, r[0], r[1]))
 		}
+		st.t += s.pause
 		st.started = true
 		s.t = st.t
 		s.ipid = st.ipid[s.dir]

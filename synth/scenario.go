@@ -283,6 +283,13 @@ type Op struct {
 	// QN overrides the queue number of an untagged message (nil: the
 	// RDMAP queue for the opcode).
 	QN *uint32
+	// Pause is the time the application waits before posting the
+	// operation (think time): what the direction that was sending has
+	// written is sent first, and the operation's first segment comes
+	// Pause (at microsecond resolution) later than it would have. With
+	// SegmentExact, octets waiting for their exact segment size go out
+	// after the pause.
+	Pause time.Duration
 }
 
 // Pattern chooses the payload octets when Op.Payload is nil.

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // gen generates s into memory.
@@ -721,4 +722,64 @@ func frameBytes(t *testing.T, pcap []byte, n uint64) []byte {
 	}
 	t.Fatalf("no frame %d", n)
 	return nil
+}
+
+// TestPause: Op.Pause delays an operation's first segment by the pause on
+// top of the usual gap (at most gapRange's largest, 600 µs), in the frames'
+// timestamps and in the truth; the other octets do not move, and a
+// negative pause is refused.
+func TestPause(t *testing.T) {
+	c := Conn{
+		Initiator: netip.MustParseAddrPort("192.0.2.2:40101"), Responder: netip.MustParseAddrPort("192.0.2.1:7174"),
+		Handshake: true, MPA: &MPAParams{Request: MPAFrame{Rev: 1, C: true}, Reply: MPAFrame{Rev: 1, C: true}},
+		Ops: []Op{{Dir: I2R, Kind: Send, Size: 40}, {Dir: I2R, Kind: Send, Size: 41, Pause: 250 * time.Millisecond},
+			{Dir: R2I, Kind: Write, Size: 3000, STag: 7, Pause: time.Second}},
+	}
+	gen := func(c Conn) []*TruthFPDU {
+		var pcap bytes.Buffer
+		res, err := Generate(Scenario{Seed: 1, Conns: []Conn{c}}, &pcap, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []*TruthFPDU
+		for _, r := range res.Records {
+			if f, ok := r.(*TruthFPDU); ok {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	ts := func(f *TruthFPDU) time.Time {
+		v, err := time.Parse(time.RFC3339Nano, f.TS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	got := gen(c)
+	plain := c
+	plain.Ops = slices.Clone(c.Ops)
+	for i := range plain.Ops {
+		plain.Ops[i].Pause = 0
+	}
+	want := gen(plain)
+	// The Write takes two FPDUs.
+	if len(got) != 5 || len(want) != 5 {
+		t.Fatalf("%d and %d FPDUs, want 5", len(got), len(want))
+	}
+	for i, p := range []time.Duration{0, 250 * time.Millisecond, time.Second, 0, 0} {
+		if i > 0 {
+			d := ts(got[i]).Sub(ts(got[i-1]))
+			if d < p || d > p+time.Millisecond {
+				t.Errorf("FPDU %d comes %v after the one before, want the pause %v and a gap", i, d, p)
+			}
+		}
+		if got[i].Off != want[i].Off || got[i].Len != want[i].Len || got[i].MPA.CRC != want[i].MPA.CRC {
+			t.Errorf("FPDU %d: the pause moved its octets", i)
+		}
+	}
+	c.Ops = []Op{{Kind: Send, Pause: -time.Second}}
+	if _, err := Generate(Scenario{Conns: []Conn{c}}, nil, nil); !errors.Is(err, ErrBadOp) {
+		t.Errorf("negative pause: %v", err)
+	}
 }

@@ -9,6 +9,7 @@
 //	iwarpreplay -r cap.pcap --conn 0 --connect 127.0.0.1:7174 --rnic ietf
 //	iwarpreplay -r cap.pcap -Y 'mpa.rev == 2' --listen 127.0.0.1:7174
 //	iwarpreplay -r cap.pcap --rev 1 --markers i2r --crc on --speed 2x
+//	iwarpreplay -r cap.pcap --speed orig --connect 127.0.0.1:7174  # overlapping connections overlap
 //
 // Exit status: 0 when every connection replayed as recorded, 1 when messages
 // differ, a connection failed or the replay was interrupted (SIGINT or

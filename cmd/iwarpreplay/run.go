@@ -37,6 +37,8 @@ type flags struct {
 	payloadCap              string
 	decodeAs                multiFlag
 	quiet, list             bool
+	serial                  bool
+	maxConns                int
 }
 
 const usageText = `usage: iwarpreplay -r FILE [--conn IDS | -Y EXPR] [--loopback | --connect HOST:PORT | --listen ADDR | --to-pcap FILE] [options]
@@ -45,14 +47,30 @@ Replay the iWARP connections of a capture over real TCP sockets (or into a
 capture file), rebuilding MPA framing for the new connection. Without a mode,
 --loopback plays both ends on 127.0.0.1.
 
-Connections are replayed one after the other, in connection order, each
-from its MPA exchange: --speed orig keeps the recorded gaps inside a
-connection, not the overlap of connections that ran at the same time (the
-next starts when the previous one has ended). Octet counts (progress lines,
-per side, summary) are TCP payload octets: MPA Request/Reply and FPDUs,
-markers included. To play both ends in a network namespace of your own,
-run the command in it: ip netns add NS; ip netns exec NS ip link set lo up;
-ip netns exec NS iwarpreplay -r FILE; ip netns del NS.
+Connections run concurrently, as they ran in the capture, each from its
+MPA exchange: with --speed orig (or a factor) each starts at its recorded
+start from the first one's (scaled by the factor) and keeps its recorded
+gaps, so connections that overlapped overlap again; with --speed max they
+start at once, keeping which connections ran together but not when. Either
+way a connection waits for the connections that had ended before it
+started in the recording: those that did not overlap still do not, however
+slow the replay. This is the default because it is what the capture shows
+(tcpreplay keeps the timing across flows too) and a failure may depend on
+it; --serial replays the connections one after the other in connection
+order, each when the previous one has ended, as iwarpreplay used to. At
+most --max-conns are open at once; a connection that starts late says so
+in the report, and why. --listen accepts initiators as they come and gives
+each the recorded connection whose MPA Request it sent (same Request, else
+same private data, else the next in connection order; identical Requests
+in the order they come). --to-pcap interleaves the connections' frames in
+time order. Reports list the connections by id whatever the order they end
+in; an error in one does not stop the others, and Ctrl-C stops them all.
+
+Octet counts (progress lines, per side, summary) are TCP payload octets:
+MPA Request/Reply and FPDUs, markers included. To play both ends in a
+network namespace of your own, run the command in it: ip netns add NS;
+ip netns exec NS ip link set lo up; ip netns exec NS iwarpreplay -r FILE;
+ip netns del NS.
 `
 
 func newFlagSet(stderr io.Writer) (*flag.FlagSet, *flags) {
@@ -69,7 +87,7 @@ func newFlagSet(stderr io.Writer) (*flag.FlagSet, *flags) {
 	fs.BoolVar(&f.loopback, "loopback", false, "play both ends over sockets on a loopback address (the default mode)")
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:0", "with --loopback: listen on `ADDR` (a loopback address; [::1]:0 for IPv6)")
 	fs.StringVar(&f.connect, "connect", "", "play the initiator against the responder at `HOST:PORT` and compare its answers with the recording")
-	fs.StringVar(&f.listen, "listen", "", "play the responder on `ADDR`, one accepted connection per replayed connection")
+	fs.StringVar(&f.listen, "listen", "", "play the responder on `ADDR`, one accepted connection per replayed connection, matched by its MPA Request")
 	fs.StringVar(&f.toPcap, "to-pcap", "", "write the regenerated traffic to `FILE` (pcap) without sockets")
 	fs.StringVar(&f.rev, "rev", "", "MPA revision `N` of both frames: 0 (RDMAC: markers and CRC both ways), 1 or 2")
 	fs.StringVar(&f.markers, "markers", "", "markers in directions `DIRS`: none, i2r, r2i or both")
@@ -80,10 +98,12 @@ func newFlagSet(stderr io.Writer) (*flag.FlagSet, *flags) {
 	fs.StringVar(&f.p2p, "p2p", "", "MPA rev 2 peer-to-peer model: `SWITCH` on or off (needs rev 2: recorded, or --rev 2)")
 	fs.StringVar(&f.rtr, "rtr", "", "RTR `TYPES` the initiator offers: comma-separated send, write, read, or none (needs rev 2: recorded, or --rev 2; turns --p2p on)")
 	fs.StringVar(&f.rnic, "rnic", "", "answer MPA exchanges as RNIC `TYPE`: rdmac, ietf or ietf-permissive; INIT,RESP for different ends")
-	fs.StringVar(&f.speed, "speed", "max", "pacing `S`: max (as fast as possible), orig (recorded timing), or a factor as 2x or 0.5x")
+	fs.StringVar(&f.speed, "speed", "max", "pacing `S`: max (as fast as possible), orig (recorded timing, inside and between connections), or a factor as 2x or 0.5x")
+	fs.BoolVar(&f.serial, "serial", false, "replay the connections one after the other in connection order, not concurrently as recorded")
+	fs.IntVar(&f.maxConns, "max-conns", 128, "keep at most `N` connections open at once (each costs up to about 0.5 MiB and a socket per side played)")
 	fs.StringVar(&f.maxRate, "max-rate", "", "bound each side to `RATE` octets per second (suffix k, M, G: powers of 1000)")
 	fs.DurationVar(&f.timeout, "timeout", 5*time.Second, "bound connecting, the MPA exchange and each wait for a peer message to `DUR`")
-	fs.DurationVar(&f.accept, "accept-timeout", 2*time.Minute, "with --listen: wait at most `DUR` for each initiator to connect (--timeout does not bound it)")
+	fs.DurationVar(&f.accept, "accept-timeout", 2*time.Minute, "with --listen: wait at most `DUR` for an initiator to connect while no connection is open (--timeout does not bound it)")
 	fs.DurationVar(&f.idle, "idle", 2*time.Second, "wait at most `DUR` for the peer's last messages at the end")
 	fs.StringVar(&f.payloadCap, "payload-cap", "64M", "keep at most `SIZE` payload octets in memory; messages past it are replayed with generated octets")
 	fs.Var(&f.decodeAs, "decode-as", "force iWARP decoding of matching connections, as iwarpdump --decode-as `SPEC` (repeatable)")
@@ -159,8 +179,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if !f.quiet {
 		o.Progress = func(p replay.Progress) {
-			fmt.Fprintf(stderr, "iwarpreplay: conn %d: %d messages sent, %d received, %d octets sent, %.0f octets/s\n",
-				p.Conn, p.MessagesSent, p.MessagesReceived, p.OctetsSent, p.Rate)
+			fmt.Fprintf(stderr, "iwarpreplay: %s\n", p)
 		}
 	}
 	var rep *replay.Report
@@ -343,6 +362,10 @@ func replayOptions(f *flags) (replay.Options, error) {
 		}
 		o.MaxRate = r
 	}
+	if f.maxConns < 1 {
+		return o, fmt.Errorf("--max-conns: want at least 1, not %d", f.maxConns)
+	}
+	o.Serial, o.MaxConns = f.serial, f.maxConns
 	if f.timeout <= 0 || f.idle <= 0 || f.accept <= 0 {
 		return o, fmt.Errorf("--timeout, --idle and --accept-timeout must be positive")
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/iwarpkit/iwarpkit/replay"
+	"github.com/iwarpkit/iwarpkit/synth"
 )
 
 const siw = "../../testdata/siw/crc_v2_iwtest_ops.pcap"
@@ -257,5 +258,67 @@ func TestUsageBeforeOutput(t *testing.T) {
 	// Asking for no peer-to-peer mode drops nothing: accepted.
 	if code, _, stderr := runCmd(t, "-q", "-r", rev1, "--to-pcap", out, "--p2p", "off", "--rtr", "none"); code != 0 {
 		t.Errorf("--p2p off on rev 1: exit %d: %s", code, stderr)
+	}
+}
+
+// TestConcurrent: --listen and --connect run the three connections of
+// synth's multi-conn (rev 2 over IPv6, rev 1, and an RDMAC stream without
+// MPA exchange) at once; each end reports them in connection order, and
+// the progress lines count them. --serial and --max-conns are accepted,
+// and --max-conns 0 is refused.
+func TestConcurrent(t *testing.T) {
+	s, _ := synth.Named("multi-conn", 1)
+	file := filepath.Join(t.TempDir(), "multi-conn.pcap")
+	if _, err := synth.WriteFiles(s, file); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	var wg sync.WaitGroup
+	var lcode int
+	var lout string
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		lcode, lout, _ = runCmd(t, "-r", file, "--listen", addr, "-q", "--idle", "300ms", "--timeout", "2s")
+	}()
+	var code int
+	var out, errs string
+	for range 200 { // until the listener is up
+		code, out, errs = runCmd(t, "-r", file, "--connect", addr, "--idle", "300ms")
+		if !strings.Contains(out+errs, "connection refused") {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	wg.Wait()
+	if code != 0 || lcode != 0 {
+		t.Fatalf("connect exit %d:\n%s%s\nlisten exit %d:\n%s", code, out, errs, lcode, lout)
+	}
+	for _, o := range []string{out, lout} {
+		a, b, c := strings.Index(o, "conn 0 [2001:db8::2]:40020 > "), strings.Index(o, "\nconn 1 192.0.2.2:40019 > "), strings.Index(o, "\nconn 2 192.0.2.2:40021 > ")
+		if a != 0 || b < a || c < b || !strings.Contains(o, "summary: 3 connections") {
+			t.Errorf("report:\n%s", o)
+		}
+	}
+	if !strings.Contains(errs, "iwarpreplay: 3 of 3 connections done: 12 messages sent, 6 received, ") {
+		t.Errorf("progress:\n%s", errs)
+	}
+
+	p := filepath.Join(t.TempDir(), "serial.pcap")
+	code, out, errs = runCmd(t, "-r", file, "--to-pcap", p, "--serial", "--max-conns", "2", "-q")
+	if code != 0 || !strings.Contains(out, "summary: 3 connections, ") {
+		t.Errorf("--serial: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = runCmd(t, "-r", file, "--to-pcap", p, "-q")
+	if code != 0 || !strings.Contains(out, "summary: 3 connections (at most 3 at once), ") {
+		t.Errorf("concurrent --to-pcap: exit %d\n%s%s", code, out, errs)
+	}
+	if code, _, errs = runCmd(t, "-r", file, "--max-conns", "0"); code != 2 || !strings.Contains(errs, "--max-conns") {
+		t.Errorf("--max-conns 0: exit %d, %s", code, errs)
 	}
 }
