@@ -84,6 +84,9 @@ func (p *parser) unary() (node, error) {
 }
 
 func (p *parser) primary() (node, error) {
+	if p.isExpr() {
+		return p.relation() // functions, arithmetic, fields compared (expr.go)
+	}
 	t := p.next()
 	switch t.kind {
 	case tLParen:
@@ -133,8 +136,6 @@ func (p *parser) test(name token) (node, error) {
 			return nil, err
 		}
 		return &test{f: f, op: opPresent}, nil
-	case o.kind == tLParen:
-		return nil, errAt(o.pos, "functions ("+name.text+"(...)) are not supported: test a field")
 	case o.kind == tOp:
 		p.next()
 	case notIn:
@@ -367,9 +368,6 @@ func value(f *field, v token, o op) (lit, error) {
 		if !isNum {
 			if numErr == "out of range" {
 				return lit{}, errAt(v.pos, "number "+w+" is out of range")
-			}
-			if _, ok := resolve(w); ok {
-				return lit{}, errAt(v.pos, "comparing with another field ("+w+") is not supported: compare with a value")
 			}
 			return lit{}, errAt(v.pos, f.name+" is "+article(f)+"; "+strconv.Quote(w)+" is not a number")
 		}
