@@ -86,7 +86,7 @@ func (p *parser) isExpr() bool {
 		return isArith(p.toks[i+1])
 	}
 	i++
-	f, known := resolve(t.text)
+	f, known := p.resolve(t.text)
 	if p.toks[i].kind == tSlice {
 		i++
 		f = &field{name: t.text, typ: fBytes}
@@ -150,15 +150,18 @@ func (p *parser) isRef(f *field, j int, o op) bool {
 	if k := p.toks[j+1].kind; k == tLParen || k == tSlice {
 		return true
 	}
-	if _, err := value(f, v, o); err == nil {
-		return false
-	}
 	w := v.text
 	if w[0] == '-' {
 		w = w[1:]
 	}
-	_, ok := resolve(w)
-	return ok
+	if w == "" || w[0] >= '0' && w[0] <= '9' {
+		return false // a number or octets
+	}
+	if _, ok := resolve(w); !ok {
+		return false
+	}
+	_, err := value(f, v, o)
+	return err != nil
 }
 
 // splitMinus turns a word that starts with a minus at the parser's

@@ -14,6 +14,10 @@ type parser struct {
 	toks  []token
 	i     int
 	depth int
+	// The last name resolved, and its field: isExpr resolves the name
+	// of a test before test does.
+	lastName  string
+	lastField *field
 }
 
 func (p *parser) peek() token { return p.toks[p.i] }
@@ -201,11 +205,23 @@ func (p *parser) test(name token) (node, error) {
 
 // field resolves a name or reports it unknown with the nearest known name.
 func (p *parser) field(name token) (*field, error) {
-	f, ok := resolve(name.text)
+	f, ok := p.resolve(name.text)
 	if !ok {
 		return nil, errAt(name.pos, "unknown field "+strconv.Quote(name.text)+" (did you mean "+strconv.Quote(nearest(name.text))+"?)")
 	}
 	return f, nil
+}
+
+// resolve is resolve, remembering the last name resolved.
+func (p *parser) resolve(name string) (*field, bool) {
+	if name == p.lastName && p.lastField != nil {
+		return p.lastField, true
+	}
+	f, ok := resolve(name)
+	if ok {
+		p.lastName, p.lastField = name, f
+	}
+	return f, ok
 }
 
 // checkOp rejects relations the field's type does not have.
