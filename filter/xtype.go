@@ -230,7 +230,21 @@ func (p *parser) negate(n *anode, x *xexpr) (*xexpr, error) {
 // binary compiles l op r, l compiled.
 func (p *parser) binary(n *anode, l *xexpr) (*xexpr, error) {
 	o := n.tok
-	bin := map[tokKind]byte{tPlus: '+', tMinus: '-', tStar: '*', tSlash: '/', tPercent: '%', tAmp: '&'}[o.kind]
+	var bin byte
+	switch o.kind {
+	case tPlus:
+		bin = '+'
+	case tMinus:
+		bin = '-'
+	case tStar:
+		bin = '*'
+	case tSlash:
+		bin = '/'
+	case tPercent:
+		bin = '%'
+	case tAmp:
+		bin = '&' // also bitwise_and
+	}
 	ok := false
 	switch l.t.k {
 	case xU32, xS32, xU64, xS64:
