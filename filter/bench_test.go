@@ -65,3 +65,18 @@ func BenchmarkCompile(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMatchExpr: the forms of expr.go (functions, arithmetic, &,
+// fields compared) on the record of BenchmarkMatch.
+func BenchmarkMatchExpr(b *testing.B) {
+	x := typicalFPDU(b)
+	benchFilters(b, []benchCase{
+		{"arith", "ddp.stag + 1 > 0x10"},
+		{"bitand", "ddp.stag & 0xff00"},
+		{"fields", "ddp.to > ddp.stag"},
+		{"len", "len(rdmap.name) > 4"},
+		{"upper", `upper(rdmap.name) == "RDMA READ RESPONSE"`},
+		{"max", "max(frames, frame) > 10"},
+		{"set", "ddp.stag in {rdmap.opcode, 0x10..0xffff}"},
+	}, "", func(f *Filter) { f.Match(x.kvs) })
+}

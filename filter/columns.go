@@ -336,6 +336,9 @@ type cell struct {
 	start int // where the column's values begin
 	n     int // values written
 	o     *ColumnOptions
+	// sink, when set, takes the values instead: an expression's field
+	// (xnode.go) collects its values through a scan.
+	sink *scratch
 }
 
 // next makes room for one more value: after an aggregator, or in place of
@@ -353,6 +356,10 @@ func (c *cell) next() {
 
 // value prints one value of f.
 func (c *cell) value(f *field, v *format.Value, s *scanState) {
+	if c.sink != nil {
+		c.sink.push(f, v)
+		return
+	}
 	switch v.Kind {
 	case format.KUint, format.KInt, format.KBool, format.KString, format.KBytes:
 	default:
@@ -388,6 +395,10 @@ func (c *cell) value(f *field, v *format.Value, s *scanState) {
 
 // addr prints an address (an endpoint field).
 func (c *cell) addr(a netip.Addr, s *scanState) {
+	if c.sink != nil {
+		c.sink.pushAddr(a)
+		return
+	}
 	c.next()
 	c.dst = a.AppendTo(c.dst)
 	if c.o.Occurrence == 'f' {

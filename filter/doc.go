@@ -24,7 +24,7 @@
 //	or         = and { ("||" | "or") and }
 //	and        = unary { ("&&" | "and") unary }
 //	unary      = ("!" | "not") unary | primary
-//	primary    = "(" or ")" | test
+//	primary    = "(" or ")" | test | expr
 //	test       = name [ "[" range "]" ] [ relation value
 //	                  | "contains" value
 //	                  | ("matches" | "~") string
@@ -49,6 +49,30 @@
 //	             not (697774), one octet (7a, 0x7a), or a string (its octets)
 //	string     = '"' chars '"'  with \" \\ \n \t \xHH \OOO escapes
 //	           | 'r"' chars '"' (raw: backslashes kept)
+//
+// A test compares a field with values. The expressions of tshark 4.0 (see
+// Functions and arithmetic) compare computed values and fields:
+//
+//	expr       = arith { relation arith }   (a < b <= c is a < b && b <= c)
+//	           | arith                      (true when a value is not zero)
+//	           | entity ("contains" entity | ("matches" | "~") string)
+//	           | entity ["not"] "in" "{" xelement { [","] xelement } "}"
+//	arith      = sum { ("&" | "bitwise_and") sum }
+//	sum        = product { ("+" | "-") product }
+//	product    = signed { ("*" | "/" | "%") signed }
+//	signed     = ["+" | "-"] entity | "{" arith "}"
+//	entity     = name [ "[" range "]" ] | function | value
+//	function   = fname "(" [ arith { "," arith } ] ")"
+//	fname      = "len" | "count" | "upper" | "lower" | "string" | "abs"
+//	           | "max" | "min"
+//	xelement   = ["+" | "-"] entity [ ".." ["+" | "-"] entity ]
+//	             (a set's element: fields and functions too)
+//
+// & binds least, then + and -, then *, / and %, then a sign, as in
+// tshark; braces group arithmetic, parentheses tests ((ddp.msn + 1) == 2
+// is an error, as in tshark: write {ddp.msn + 1} * 2). A minus joined to a
+// name is part of it (ddp.msn-1 is a name); write ddp.msn - 1 or
+// ddp.msn -1.
 //
 // A number field with names for its values in tshark (values.go:
 // iwarp_rdma.opcode, the Terminate's per-layer fields, the atomic opcode)
@@ -164,6 +188,61 @@
 // in Wireshark; start the pattern with (?-i) to make it case-sensitive.
 // Strings compare by octets, numbers by value (signed values such as
 // latency_ns included).
+//
+// # Functions and arithmetic
+//
+// As in tshark 4.0.17, whose behaviour on the bundled captures they were
+// checked against (tshark_expr_test.go):
+//
+//   - len(f): the octets of a string or bytes field; of a number field the
+//     width of its Wireshark field (iwarp_rdma.opcode 1, iwarp_ddp.stag 4,
+//     iwarp_ddp.tagged_offset 8: a key tshark has no field for has none,
+//     and len of it is an error); of a boolean 0; of an address 4 or 16.
+//   - count(f): how many values the record has (the elements of a list:
+//     count(frames), count(findings)). A record without the field has no
+//     count: count(f) == 0 is never true, as in tshark.
+//   - upper(f), lower(f): a string field with its ASCII letters changed
+//     (not others: tshark's upper("straße") is "STRAßE").
+//   - string(f): a number field in decimal (a hexadecimal one too), or an
+//     address field; tshark has no string() of the other types.
+//   - abs(x), max(x, ...), min(x, ...): of numbers, times and booleans; max
+//     and min of every value of every argument, which have one type (not a
+//     32-bit and an 8-bit field, as tshark) and the first of which is a
+//     field or a function. A field the record does not have adds nothing.
+//   - len, count, upper, lower and string take a field, not an expression.
+//
+// Arithmetic (+ - * / %, a minus) applies to numbers, + and - also to
+// relative times (frame.time_relative, frame.time_epoch), & to numbers,
+// bytes (as long as the shorter operand) and addresses (ip.src &
+// 255.255.255.0 == 192.0.2.0). The left side of a relation starts with a
+// field or a function (1 + ddp.msn is an error, as in tshark); its first
+// field gives the type the literals of the relation are read as, with its
+// names of values (iwarp_rdma.opcode + 2 == send) on the right side, and
+// numbers only in arithmetic. Numbers compute as tshark's: in 32 bits for
+// a field of up to 32 (iwarp_rdma.opcode + 255 is 258), in 64 for wider
+// ones and for keys tshark has no field for; a difference below zero is
+// signed (ddp.msn - 2 == -1 for an MSN of 1), as is a negation; an
+// overflow, or a division by zero, leaves no value. A relation is false
+// when a field it reads is absent; values that do not compare (a negative
+// number and an unsigned one) are neither equal nor unequal. With several
+// values (lists), arithmetic takes every pair, and relations keep the
+// quantifiers of tests: == some pair equal, != none, === no pair unequal,
+// !== some pair unequal; so != and === hold when an operation left no
+// value (ddp.msn / 0 != 1).
+//
+// A field on the right side of a relation, in a set or after contains is
+// compared with the field on the left (ddp.mo == rdmap.read.size, ddp.msn
+// in {ddp.qn, 5}); a word that reads as a value of the left side is that
+// value (pd == ff is the octet). Fields of compatible types compare:
+// numbers of any width, booleans, strings, bytes, addresses of one family,
+// times.
+//
+// Not supported: tshark's ${field}, the value of a field in the packet
+// selected in Wireshark's window (tshark has none and matches nothing: an
+// error here); a slice of a function's value (upper(f)[0:2]); len of a
+// protocol (len(iwarp_mpa), the octets tshark's protocol item spans); the
+// any and all prefixes and the layer operator # of tshark 4.0 (ip.src#2);
+// character constants ('a').
 //
 // # Columns
 //

@@ -74,6 +74,14 @@ func unread(n node, omit format.Omit) format.Omit {
 		}
 		return omit
 	}
+	if xs, ok := exprs(n); ok {
+		xfields(xs, func(f *field) {
+			for _, r := range f.routes {
+				omit &^= format.Reads(r.path)
+			}
+		})
+		return omit
+	}
 	return 0
 }
 
@@ -105,13 +113,23 @@ func reads(n node, key string) bool {
 			}
 		}
 	case *test:
-		if n.f.readsKey(key) {
-			return true // an endpoint or time field, read from the record
-		}
-		for _, r := range n.f.routes {
-			if under(r.path, key) {
-				return true
-			}
+		return n.f.reads(key)
+	}
+	found := false
+	if xs, ok := exprs(n); ok {
+		xfields(xs, func(f *field) { found = found || f.reads(key) })
+	}
+	return found
+}
+
+// reads reports whether a test of f reads key.
+func (f *field) reads(key string) bool {
+	if f.readsKey(key) {
+		return true // an endpoint or time field, read from the record
+	}
+	for _, r := range f.routes {
+		if under(r.path, key) {
+			return true
 		}
 	}
 	return false
@@ -230,10 +248,11 @@ func (n *andNode) write(b *strings.Builder) {
 
 func (n *notNode) write(b *strings.Builder) {
 	b.WriteByte('!')
-	if t, ok := n.x.(*test); ok && t.op != opPresent {
+	_, expr := exprs(n.x)
+	if t, ok := n.x.(*test); ok && t.op != opPresent || expr {
 		// !(ddp.t == true) reads better than !ddp.t == true.
 		b.WriteByte('(')
-		t.write(b)
+		n.x.write(b)
 		b.WriteByte(')')
 		return
 	}

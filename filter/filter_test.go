@@ -209,6 +209,70 @@ func TestMatch(t *testing.T) {
 		// conn's mpa.crc is a boolean, the FPDU CRC a number.
 		{"mpa.crc", "fpdu"},
 		{"mpa.rev == 2", "mpa"},
+		// Functions (expr.go): len counts octets, and a number's width
+		// on the wire; count the values; an absent field has no value.
+		{"len(pd) == 6", "mpa"},
+		{"len(rdmap.name) > 4", "term"},
+		{"len(ddp.msn) == 4 && len(ddp.t) == 0 && len(rdmap.opcode) == 1", "fpdu"},
+		{"count(frames) == 2", "fpdu finding"},
+		{"count(findings) == 2 && count(findings.code) == 2 && count(mpa.markers) == 2", "fpdu"},
+		{"count(ddp.stag) == 0", ""},
+		{`upper(rdmap.name) == "SEND"`, "fpdu"},
+		{`lower(rdmap.name) == "terminate"`, "term"},
+		{`upper(msg) contains "GAP"`, "fpdu finding"},
+		{`lower(rdmap.term.rdmap.name) == "rdma write"`, "term"},
+		{`upper(rdmap.name) matches "^send$"`, "fpdu"},
+		{`lower(rdmap.name) matches "(?-i)^SEND"`, ""},
+		{`string(ddp.msn) == "7" && string(mpa.crc) == "3735928559"`, "fpdu"},
+		{`string(latency_ns) == "-5"`, "neg"},
+		{"abs(latency_ns) == 5", "neg"},
+		{"abs(latency_ns - 51005) == 5", "message"},
+		{"max(frames) == 12", "fpdu"},
+		{"min(frames, 100) == 4", "mpa"},
+		{"max(frames, first_frame) == 28", "message"},
+		{`max(rdmap.name) == "Send"`, "fpdu"},
+		// Arithmetic: a difference below zero is signed; an overflow or a
+		// division by zero leaves no value (!= and === then hold); every
+		// pair of two lists' values.
+		{"ddp.msn + 1 == 8 && ddp.msn - 8 == -1 && ddp.msn - 8 < 0", "fpdu"},
+		{"ddp.msn * 2 == 14 && ddp.msn / 2 == 3 && ddp.msn % 4 == 3 && -ddp.msn == -7", "fpdu"},
+		{"ddp.msn -1 == 6 && ddp.msn/7 == 1", "fpdu"},
+		{"{ddp.msn + 1} * 2 == 16 && ddp.msn + 1 * 2 == 9 && ddp.msn & 3 + 1 == 4", "fpdu"},
+		{"mpa.crc & 0xff == 0xef && mpa.crc & 0xf0000000", "fpdu"},
+		{"ddp.qn & 2", "term"},
+		{"ddp.qn & 1", ""},
+		{"pd & 00:00:00:00:ff", "mpa"},
+		{"pd[4:2] & ff:00 == 69:00", "mpa"},
+		{"latency_ns + 5 == 0 && latency_ns - 1 < -5", "neg"},
+		{"latency_ns * 2 > 100000", "message"},
+		{"length / 0 != 1 && length / 0 === 1", "message"},
+		{"length / 0 == 0 || length % 0 == 0 || length / 0 !== 1", ""},
+		{"length + 18446744073709551615 === 0", "message"},
+		{"frames + frames == 23", "fpdu"},
+		{"frames - frames != 0", ""},
+		{"enhanced.ird + enhanced.ord == 8 && seq + pd_len == 7", "mpa"},
+		{"!ddp.msn - 7 && ddp", "fpdu term"},
+		{"conn + 1 == 3", "conn"},
+		// Fields compared: every pair; an absent field, false.
+		{"ddp.msn == ddp.qn", ""},
+		{"ddp.mo == ddp.qn", "fpdu"},
+		{"ddp.msn != ddp.qn && ddp.msn > ddp.qn", "fpdu"},
+		{"ddp.msn != ddp.stag", ""},
+		{"frames == frame", "fpdu mpa finding"},
+		{"frames === frame", "mpa"},
+		{"frames !== frame", "fpdu finding"},
+		{"first_frame < last_frame", "message conn"},
+		{"rdmap.name == name", ""},
+		{"ddp.msn + 1 == ddp.msn + 1", "fpdu"},
+		{"{ddp.msn} == 7", "fpdu"},
+		{"ddp.msn == {3 + 4}", "fpdu"},
+		{"ddp.msn in {ddp.qn, 7} && ddp.msn in {ddp.stag, 7} && ddp.msn in {ddp.qn..10}", "fpdu"},
+		{"ddp.msn in {-ddp.qn, +7}", "fpdu"},
+		{"ddp && ddp.msn not in {ddp.qn}", "fpdu term"},
+		{"pd contains pd[4:2]", "mpa"},
+		{`upper(rdmap.name) contains "END"`, "fpdu"},
+		{"ddp.qn < ddp.msn < 8", "fpdu"},
+		{"!(ddp.msn + 1 == 8)", "mpa term finding message conn neg"},
 		// Logic and precedence.
 		{"ddp || message", "fpdu term message neg"},
 		{"fpdu && rdmap.opcode == 3 || message", "fpdu message neg"},
@@ -295,6 +359,33 @@ func TestString(t *testing.T) {
 		{"latency_ns > -0", "latency_ns > 0"},
 		{"interop.x == 0x10", "interop.x == 0x10"},
 		{`interop.x == "s"`, `interop.x == "s"`},
+		// Functions, arithmetic and fields compared (expr.go): a relation
+		// of the older form in braces is that form.
+		{"iwarp_ddp.msn+1 == 2", "ddp.msn + 1 == 2"},
+		{"ddp.stag bitwise_and 0XFF", "ddp.stag & 0xff"},
+		{"{ddp.msn} == 1", "ddp.msn == 1"},
+		{"{pd}", "pd"},
+		{"ddp.msn in {+1}", "ddp.msn in {1}"},
+		{"ddp.msn -1 == -1", "ddp.msn - 1 == -1"},
+		{"{ddp.msn + 1} * 2 == 4", "{ddp.msn + 1} * 2 == 4"},
+		{"ddp.msn + {1 * 2} == 4", "ddp.msn + 1 * 2 == 4"},
+		{"ddp.msn - {1 - 1} == 1", "ddp.msn - {1 - 1} == 1"},
+		{"ddp.msn & {3 + 1}", "ddp.msn & 3 + 1"},
+		{"{ddp.msn & 3} + 1 == 1", "{ddp.msn & 3} + 1 == 1"},
+		{"len (pd) eq 4", "len(pd) == 4"},
+		{"max(ddp.msn,ddp.qn) ge 1", "max(ddp.msn, ddp.qn) >= 1"},
+		{"ddp.qn lt ddp.msn le 3", "ddp.qn < ddp.msn && ddp.msn <= 3"},
+		{"not ddp.msn + 1 == 2", "!(ddp.msn + 1 == 2)"},
+		{"!ddp.stag & 0x80", "!(ddp.stag & 0x80)"},
+		{"ddp.msn in {+1, -ddp.qn, ddp.mo .. 5}", "ddp.msn in {1, -ddp.qn, ddp.mo..5}"},
+		{"ip.src & 255.255.255.0 == 192.0.2.0", "ip.src & 255.255.255.0 == 192.0.2.0"},
+		{"iwarp_rdma.opcode + 2 == send", "rdmap.opcode + 2 == 3"},
+		{"iwarp_ddp.msn == -iwarp_ddp.qn", "ddp.msn == -ddp.qn"},
+		{"ddp.msn == 2 - -1", "ddp.msn == 2 - -1"},
+		{"ddp.stag + 16 == ddp.stag", "ddp.stag + 0x10 == ddp.stag"},
+		{"pd contains pd[1:2]", "pd contains pd[1:2]"},
+		{`upper(rdmap.name) matches r"\d"`, `upper(rdmap.name) matches "\\d"`},
+		{"frame.time_relative + 1 > 2", "frame.time_relative + 1.000000000 > 2.000000000"},
 		{"", ""},
 	}
 	for _, c := range cases {
@@ -401,17 +492,84 @@ func TestSyntaxErrors(t *testing.T) {
 		{"ddp.qn not 1", 7, `unexpected "not" after a complete expression`},
 		{"ddp.qn @ 1", 7, `unexpected character '@'`},
 		// Wireshark syntax iwarpkit does not have: said so, not "unexpected".
-		{"len(pd) > 2", 3, "functions (len(...)) are not supported"},
 		{"pd[0:0] == 00", 2, "the length must be positive"}, // tshark: length 0 isn't positive
 		{"pd[2-1]", 2, "the start is after the end"},
 		{"pd[0:2,3] == 00", 2, "several ranges is not supported"},
 		{"pd[x]", 2, `bad range "x"`},
 		{"rdmap.name[0:2] == 00", 10, "slices apply to a bytes field (pd[0:2]); rdmap.name is a string field"},
 		{"pd[0:2", 2, "unclosed slice"},
-		{"ddp.stag & 0xff", 9, "a bitwise and (field & mask) is not supported"},
-		{"ddp.msn + 1 == 2", 8, "arithmetic (+) is not supported"},
-		{"ddp.msn == ${ddp.mo}", 11, "field references ($field) are not supported"},
-		{"ddp.msn == iwarp_ddp.qn", 11, "comparing with another field (iwarp_ddp.qn) is not supported"},
+		// tshark 4.0's ${field} is the field in the packet selected in
+		// Wireshark's window; tshark has none and matches nothing.
+		{"ddp.msn == ${ddp.mo}", 11, "a field reference ${field} is the field's value in the packet selected in Wireshark"},
+		// Functions, arithmetic and fields compared (expr.go), where tshark
+		// 4.0 refuses them too (its message in the comment).
+		{"foo(pd) > 2", 0, `unknown function "foo" (tshark 4.0 has len, count, upper, lower, string, abs, max, min)`}, // Function 'foo' does not exist
+		{"LEN(pd) > 2", 0, `unknown function "LEN"`},
+		{"len(pd)", 0, "a function is not a test on its own"}, // You cannot test whether a function is present.
+		{"{len(pd)}", 1, "a function is not a test on its own"},
+		{"len()", 0, "a function is not a test on its own"},
+		{"len() == 0", 0, "len() takes one argument"},
+		{"abs(ddp.msn, ddp.qn) == 1", 0, "abs() takes one argument"}, // Function abs can only accept 1 arguments.
+		{"max() == 1", 0, "max() needs at least one argument"},       // Function max needs at least 1 arguments.
+		{"len(pd[0:2]) == 2", 4, "len() takes a field"},              // Only fields can be used as parameter for len()
+		{"count(ddp.msn + 1) == 1", 6, "count() takes a field"},
+		{`len("abc") == 3`, 4, "len() takes a field"},
+		{"upper(ddp.msn) == \"1\"", 6, "upper() takes a string field; ddp.msn is a number field"}, // Only string type fields can be used as parameter for upper()
+		{"lower(upper(rdmap.name)) == \"x\"", 6, "lower() takes a field"},
+		{"string(pd) == \"x\"", 7, "string() converts numbers and addresses; pd is a bytes field"}, // String conversion for field "iwarp_mpa.privatedata" is not supported
+		{"string(ddp.t) == \"1\"", 7, "string() converts numbers and addresses"},
+		{"len(ddp) == 1", 4, `"ddp" is a protocol, a header or a record type`},
+		{"count(ip) == 1", 6, "ip is a protocol"},
+		{"len(conn) == 1", 4, "conn has no Wireshark field"},
+		{"abs(rdmap.name) == 1", 4, "abs() takes a number, a time or a boolean"}, // 'http.host' is not a valid argument to 'abs'()
+		{"abs(1) == 1", 4, "the left side of a relation starts with a field or a function"},
+		{"max(1, ddp.msn) == 1", 4, "the first argument of max() is a field or a function"}, // Argument '1' is not valid for max()
+		{"max(ddp.msn, rdmap.opcode) == 1", 13, "the arguments of max() have one type"},     // Arguments to 'max' must have the same type (expected FT_UINT32, got FT_UINT8)
+		{"max(ddp.msn, rdmap.name) == 1", 13, "ddp.msn and rdmap.name do not compare"},
+		{"1 + ddp.msn == 2", 0, "the left side of a relation starts with a field or a function, not the value \"1\""}, // Constant arithmetic expression on the LHS is invalid.
+		{"-1 + ddp.msn == 2", 1, "the left side of a relation starts with a field or a function"},
+		{"{1 + ddp.msn} == 2", 1, "the left side of a relation starts with a field or a function"},
+		{"1 == ddp.msn + 1", 0, `expected a field name, found the value "1"`},
+		{"ddp.t + 1 == 2", 6, `"+" does not apply to ddp.t (a boolean): arithmetic applies to numbers`}, // FT_BOOLEAN cannot +.
+		{"-ddp.t == 0", 0, "a minus applies to numbers and times; ddp.t is a boolean"},
+		{"ddp.t & ddp.l", 6, "for a logical and, use && (and)"},
+		{"rdmap.name + \"x\" == 1", 11, `"+" does not apply to rdmap.name (a string)`}, // FT_STRING cannot +.
+		{"pd + 1", 3, `"+" does not apply to pd (bytes): arithmetic applies to numbers, & also to bytes and addresses`},
+		{"frame.time + 1 > 0", 11, `"+" does not apply to frame.time`}, // FT_ABSOLUTE_TIME cannot +.
+		{"frame.time_relative * 2 > 0", 20, `"*" does not apply to frame.time_relative (a time): arithmetic applies to numbers, + and - also to times`},
+		{"iwarp_ddp.control_field & 0x80", 0, `"iwarp_ddp.control_field" is a protocol, a header or a record type (tshark: FT_NONE)`}, // FT_NONE cannot &.
+		{"mpa + 1 == 2", 0, `"mpa" is a protocol, a header or a record type`},
+		{"interop.x + 1 == 2", 0, "interop.x is a value field of no fixed type"},
+		{"pd & \"a\"", 5, "is not a value to compute with"}, // "a" is not a valid arithmetic operand.
+		{"ip.src & 192.0.2.0/24", 9, "& takes an address (a mask such as 255.255.255.0), not a subnet"},
+		{"rdmap.opcode + send == 3", 15, `"send" is not a number`},                                                   // "send" is not a valid number.
+		{"rdmap.opcode + 256 == 3", 15, "256 is too big for rdmap.opcode (at most 255)"},                             // "256" too big for this field, maximum 255.
+		{"rdmap.opcode * 100 == 300", 22, "300 is too big for rdmap.opcode"},                                         // "300" cannot be found among the possible values for iwarp_rdma.opcode.
+		{"ddp.msn - 1 == -2147483648", 16, "-2147483648 is out of range: a negative number for ddp.msn is an int32"}, // 2147483648 overflows gint32
+		{"ddp.msn == rdmap.name", 11, "ddp.msn and rdmap.name do not compare: a number and a string"},                // ... are not of compatible types.
+		{"ddp.t == ddp.msn", 9, "ddp.t and ddp.msn do not compare: a boolean and a number"},
+		{"ip.src == ipv6.src", 10, "an IPv4 address and an IPv6 address"},
+		{"ddp.msn + 1 in {2}", 12, "only a field is tested for membership in a set"}, // "in" was unexpected in this context.
+		{"len(pd) in {4}", 8, "only a field is tested for membership in a set"},      // Only a field may be tested for membership in a set.
+		{"ddp.msn in {ddp.qn + 1}", 19, "a set holds values, fields and functions, not arithmetic"},
+		{"ddp.msn in {{1}}", 12, `expected a value, found "{"`},
+		{"ddp.msn in {ddp.qn, {1}}", 20, "a set holds values, fields and functions, not expressions in { }"},
+		{"ddp.msn + 1 contains 2", 12, "contains tests a field or a function's value, not arithmetic"}, // "contains" was unexpected in this context.
+		{"ddp.msn contains ddp.qn", 8, "contains applies to strings and bytes"},
+		{"upper(rdmap.name) matches upper(rdmap.name)", 26, "matches needs a regular expression in double quotes"}, // Matches requires a double quoted string on the right side.
+		{"upper(rdmap.name)[0:2] == \"SE\"", 17, "slices apply to a bytes field, not to a function's value"},
+		{"--ddp.msn == 1", 1, "a minus applies to a field, a function or a number, not to another minus"}, // "-" was unexpected in this context.
+		{"-{ddp.msn} == 1", 1, `a minus applies to a field, a function or a number, not to "{"`},          // "{" was unexpected in this context.
+		{"(ddp.msn + 1) == 2", 14, `unexpected "==" after a complete expression`},                         // "==" was unexpected in this context.
+		{"ddp.msn +", 9, "unexpected end of filter: expected a field, a function or a value"},
+		{"ddp.msn + 1 ==", 14, "unexpected end of filter: expected a field, a function or a value"},
+		{"len(pd", 3, "unclosed parenthesis of len("},
+		{"max(ddp.msn ddp.qn) == 1", 12, "expected , or ) in the arguments of max()"},
+		{"{ddp.msn + 1", 0, "unclosed {: missing }"},
+		{"{ddp.msn + 1 ) == 2", 13, "expected } or an arithmetic operator"},
+		{"ddp.msn / 0x1ffffffffffffffff == 1", 10, "out of range"},
+		{strings.Repeat("{", 300) + "ddp.msn" + strings.Repeat("}", 300) + " == 1", maxDepth, "nested too deeply"},
+		{strings.Repeat("max(", 300) + "ddp.msn" + strings.Repeat(")", 300) + " == 1", 4*maxDepth + 3, "nested too deeply"},
 		{"ddp.qn == 1 && é", 15, `unexpected character 'é'`},
 		{`interop.x == abc`, 13, "is not a number, boolean or byte string"},
 		{strings.Repeat("(", 300) + "ddp" + strings.Repeat(")", 300), maxDepth, "nested too deeply"},
@@ -580,6 +738,77 @@ func TestMatchNoAllocs(t *testing.T) {
 			if n := testing.AllocsPerRun(50, func() { f.Match(r.kvs) }); n != 0 {
 				t.Errorf("%q: %v allocations per Match on a %v record", expr, n, r.r.Type)
 			}
+		}
+	}
+}
+
+// TestExprNoAllocs: Match does not allocate for the forms of expr.go
+// either (their values are pooled, but for the race detector's sync.Pool),
+// nor MatchRecord on the records it does not allocate for whatever the
+// filter (FPDUs without findings: TestMatchRecordAllocs).
+func TestExprNoAllocs(t *testing.T) {
+	decode := func(files ...string) []rec {
+		var rs []rec
+		for _, file := range files {
+			rs = append(rs, decodeFile(t, file)...)
+		}
+		return rs
+	}
+	all := decode("siw/term_badwrite.pcap", "siw/crc_v2_rping.pcap", "synth/rfc7306.pcap")
+	fpdus := decode("siw/basic_ib_read_bw_4096_v2_nocrc.pcap", "siw/crc_v2_rping.pcap", "synth/marker-pad-crc.pcap")
+	for _, expr := range []string{
+		"len(pd) == 4 || count(frames) > 1 || count(findings) == 1",
+		"len(rdmap.name) == 4 || count(frames) > 1 || count(findings) == 1",
+		`upper(rdmap.name) == "SEND" || lower(rdmap.name) contains "read" || upper(msg) matches "CRC"`,
+		`string(ddp.stag) == "1" || string(ip.src) contains "192" || string(latency_ns) == "5"`,
+		"abs(ddp.msn - 3) == 1 || max(frames, first_frame) > 3 || min(ip.src, ip.dst) == 192.0.2.1",
+		"ddp.msn + 1 == 2 || ddp.msn * 2 / 3 % 2 == 1 || -ddp.msn < -3 || ddp.stag + 0x40000000 != 1",
+		"ddp.stag & 0x80 || pd & 00:ff || ip.src & 255.255.255.0 == 192.0.2.0 || ddp.to - 1 > 0",
+		"ddp.msn == ddp.qn || ddp.mo != rdmap.read.size || frames === frame || tcp.srcport > tcp.dstport",
+		"ddp.msn in {ddp.qn, 5, ddp.mo..9} || pd contains pd[1:2] || ddp.qn < ddp.msn < 3",
+		"frame.time_relative + 1 > 1.03 || frame.time_relative - frame.time_relative == 0 || tcp.stream + 1 == 2",
+	} {
+		f := mustCompile(t, expr).WithRef(all[0].r.TS)
+		for _, r := range all {
+			if n := testing.AllocsPerRun(20, func() { f.Match(r.kvs) }); n != 0 && !raceEnabled {
+				t.Fatalf("%q: %v allocations per Match on a %v record", expr, n, r.r.Type)
+			}
+		}
+		if f.omit == 0 {
+			// A filter that reads pd or msg has MatchRecord list every
+			// field, which allocates, whatever the test (pd alone too).
+			continue
+		}
+		for _, r := range fpdus {
+			if r.r.FPDU == nil || len(r.r.FPDU.Findings) > 0 {
+				continue
+			}
+			if n := testing.AllocsPerRun(20, func() { f.MatchRecord(r.r) }); n != 0 && !raceEnabled {
+				t.Fatalf("%q: %v allocations per MatchRecord on the FPDU of frame %d", expr, n, r.r.Frame)
+			}
+		}
+	}
+}
+
+// TestExprStrings: upper and lower map ASCII letters only, as tshark's
+// (checked on a syslog message with UTF-8 letters: tshark's
+// upper(syslog.msg) of "Ärger ß straße" contains "ÄRGER" and "STRAßE", its
+// lower "Ärger"); len counts octets (22 for that message, of 18 letters);
+// string gives numbers in decimal, signed ones with their sign.
+func TestExprStrings(t *testing.T) {
+	rec := []format.KV{s("type", "fpdu"), s("rdmap.name", "Ärger ß straße ǅ x"), u("ddp.stag", 0xff), {Key: "latency_ns", Val: format.Int(-12)}}
+	for expr, want := range map[string]bool{
+		`upper(rdmap.name) == "ÄRGER SS STRASSE ǅ X"`: false,
+		`upper(rdmap.name) == "ÄRGER ß STRAßE ǅ X"`:   true,
+		`lower(rdmap.name) == "ärger ß straße ǅ x"`:   false,
+		`lower(rdmap.name) == "Ärger ß straße ǅ x"`:   true,
+		`len(rdmap.name) == 22`:                       true,
+		`string(ddp.stag) == "255"`:                   true,
+		`string(latency_ns) == "-12"`:                 true,
+		`upper(rdmap.name) < lower(rdmap.name)`:       true,
+	} {
+		if got := mustCompile(t, expr).Match(rec); got != want {
+			t.Errorf("%s: %v, want %v", expr, got, want)
 		}
 	}
 }

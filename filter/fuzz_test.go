@@ -18,6 +18,14 @@ var fuzzSeeds = []string{
 	"((ddp))", "!!!ddp", "ddp.stag ==", "ddp.stg", `"x`, "ddp.qn in {1,,2}", "a & b", "0x", "-",
 	"mpa.marker.fpduptr > 0x10 && mpa.markers.ok == 0", `ts >= "2026"`,
 	"pd[1:2] == 00:04", "pd[-2:] not in {69:77}", "pd[1-2]", "pd[:9]", `iwarp_rdma.opcode == "send"`, "tcp && ip",
+	// Functions, arithmetic, & and fields compared (expr.go).
+	"len(pd) == 6", "count(frames) > 1", `upper(rdmap.name) == "SEND"`, `lower(msg) matches "gap"`, `string(ddp.msn) == "7"`,
+	"abs(latency_ns) > 5", "max(frames, first_frame) == 28", "min(ddp.msn, ddp.qn, 3) < 2", "ddp.msn + 1 == 8",
+	"ddp.msn -1 == -1", "-ddp.msn < 0", "{ddp.msn + 1} * 2 / 3 % 2 == 1", "ddp.stag & 0x80", "ddp.stag bitwise_and 0xff == 0",
+	"pd & 00:ff", "ip.src & 255.255.255.0 == 192.0.2.0", "ddp.mo == rdmap.read.size", "frames === frame",
+	"ddp.msn in {ddp.qn, +5, -ddp.mo..9}", "pd contains pd[1:2]", "ddp.qn < ddp.msn <= 3", "length / 0 != 1",
+	"ddp.stag + 0x40000000 === 1", "latency_ns - 0x8000000000000000 != 0", "frame.time_relative + 1.5 > 2", "!ddp.msn - 7",
+	"ddp.msn == 1 + ddp.qn", "1 + ddp.msn", "len(", "max(1, ddp.msn)", "${ddp.msn}", "ddp.msn/2", "ddp.msn--1", "{{{1}}}",
 }
 
 // FuzzCompile: Compile never panics; an error is a *SyntaxError inside

@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"net/netip"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -24,6 +25,14 @@ const (
 	tOr             // || or
 	tNot            // ! not
 	tSlice          // [i:j] after a field name (val holds what is between the brackets)
+
+	// The operators of arithmetic (expr.go).
+	tPlus    // +
+	tMinus   // - (made by the parser of a word that starts with one: expr.go)
+	tStar    // *
+	tSlash   // /
+	tPercent // %
+	tAmp     // & and bitwise_and
 )
 
 // op is a relation between a field and a value.
@@ -78,6 +87,8 @@ func keyword(w string) (tokKind, op, bool) {
 		return tOp, opMatches, true
 	case "in":
 		return tOp, opIn, true
+	case "bitwise_and":
+		return tAmp, 0, true
 	}
 	return 0, 0, false
 }
@@ -163,8 +174,23 @@ func lex(src string) ([]token, error) {
 			}
 			toks = append(toks, t)
 			i = start + len(t.text)
+		case c == '+':
+			simple(tPlus, 0, 1)
+		case c == '*':
+			simple(tStar, 0, 1)
+		case c == '%':
+			simple(tPercent, 0, 1)
+		case c == '&':
+			simple(tAmp, 0, 1)
+		case c == '/':
+			simple(tSlash, 0, 1)
 		case isWordByte(c):
 			for i < len(src) && isWordByte(src[i]) && !strings.HasPrefix(src[i:], "..") {
+				// A slash is a subnet's (192.0.2.0/24) after an address,
+				// else a division (ddp.msn/2), as tshark reads them.
+				if src[i] == '/' && !isAddr(src[start:i]) {
+					break
+				}
 				i++
 			}
 			w := src[start:i]
@@ -175,8 +201,6 @@ func lex(src string) ([]token, error) {
 			toks = append(toks, t)
 		case c == '=':
 			return nil, errAt(start, `"=" is not an operator: use == to compare`)
-		case c == '&':
-			return nil, errAt(start, `"&" is not supported: use && (and); a bitwise and (field & mask) is not supported`)
 		case c == '[':
 			j := strings.IndexByte(src[i:], ']')
 			if j < 0 {
@@ -185,9 +209,10 @@ func lex(src string) ([]token, error) {
 			toks = append(toks, token{kind: tSlice, pos: start, text: src[i : i+j+1], val: strings.Join(strings.Fields(src[i+1:i+j]), "")})
 			i += j + 1
 		case c == '$':
-			return nil, errAt(start, "field references ($field) are not supported: compare with a value")
-		case c == '+' || c == '*' || c == '%':
-			return nil, errAt(start, "arithmetic ("+string(c)+") is not supported: compare with a value")
+			// tshark 4.0 reads ${field} as the field's value in the packet
+			// selected in Wireshark's window: tshark has none, and matches
+			// nothing.
+			return nil, errAt(start, "a field reference ${field} is the field's value in the packet selected in Wireshark; iwarpdump, like tshark, has no selected packet: compare with the field itself (ddp.msn == ddp.mo)")
 		case c == '|':
 			return nil, errAt(start, `"|" is not supported: use || (or)`)
 		case c == '\'':
@@ -266,6 +291,12 @@ func lexString(src string, start int) (token, error) {
 		}
 	}
 	return token{}, errAt(start, "unterminated string")
+}
+
+// isAddr reports whether w is an IP address, before the slash of a subnet.
+func isAddr(w string) bool {
+	_, err := netip.ParseAddr(w)
+	return err == nil
 }
 
 func isHex(c byte) bool {

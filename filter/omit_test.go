@@ -24,6 +24,11 @@ var omitExprs = []string{
 	"mpa", "ddp", "rdmap", "fpdu", "message", "finding", "conn", "!ddp && !rdmap", "ddp.stag != 0", "frames !== 3",
 	"mpa.markers.fpduptr > 0", "mpa.markers.ok == 0", "rdmap.term.code >= 0", `findings.code contains "."`,
 	`finding.severity == "warning"`, "payload_len > 0 || seq > 0 || len > 0", "!(mpa.crc == 0)", "frame < 20",
+	// Functions, arithmetic, fields compared (expr.go).
+	"ddp.msn + 1 == 8", "len(pd) > 0", "count(frames) > 1", `upper(rdmap.name) contains "WRITE"`, "ddp.mo == rdmap.read.size",
+	"max(frames, first_frame) > 2", `string(ip.src) contains "192"`, "ddp.stag & 0xff", "ddp.msn in {ddp.qn, 3}",
+	"rdmap.term.ddp.stag == ddp.stag", "findings.code contains findings.code", "count(mpa.markers) > 1", "-latency_ns < 0",
+	"tcp.stream + conn > 0", "frame.time_relative - 1 < 0", "iwarp_mpa.crc & 1", "!(len(ts) > 0)",
 }
 
 // TestMatchRecordOmits: MatchRecord, which lists only the fields the filter

@@ -14,6 +14,10 @@ type parser struct {
 	toks  []token
 	i     int
 	depth int
+	// The last name resolved, and its field: isExpr resolves the name
+	// of a test before test does.
+	lastName  string
+	lastField *field
 }
 
 func (p *parser) peek() token { return p.toks[p.i] }
@@ -84,6 +88,9 @@ func (p *parser) unary() (node, error) {
 }
 
 func (p *parser) primary() (node, error) {
+	if p.isExpr() {
+		return p.relation() // functions, arithmetic, fields compared (expr.go)
+	}
 	t := p.next()
 	switch t.kind {
 	case tLParen:
@@ -133,8 +140,6 @@ func (p *parser) test(name token) (node, error) {
 			return nil, err
 		}
 		return &test{f: f, op: opPresent}, nil
-	case o.kind == tLParen:
-		return nil, errAt(o.pos, "functions ("+name.text+"(...)) are not supported: test a field")
 	case o.kind == tOp:
 		p.next()
 	case notIn:
@@ -200,11 +205,23 @@ func (p *parser) test(name token) (node, error) {
 
 // field resolves a name or reports it unknown with the nearest known name.
 func (p *parser) field(name token) (*field, error) {
-	f, ok := resolve(name.text)
+	f, ok := p.resolve(name.text)
 	if !ok {
 		return nil, errAt(name.pos, "unknown field "+strconv.Quote(name.text)+" (did you mean "+strconv.Quote(nearest(name.text))+"?)")
 	}
 	return f, nil
+}
+
+// resolve is resolve, remembering the last name resolved.
+func (p *parser) resolve(name string) (*field, bool) {
+	if name == p.lastName && p.lastField != nil {
+		return p.lastField, true
+	}
+	f, ok := resolve(name)
+	if ok {
+		p.lastName, p.lastField = name, f
+	}
+	return f, ok
 }
 
 // checkOp rejects relations the field's type does not have.
@@ -367,9 +384,6 @@ func value(f *field, v token, o op) (lit, error) {
 		if !isNum {
 			if numErr == "out of range" {
 				return lit{}, errAt(v.pos, "number "+w+" is out of range")
-			}
-			if _, ok := resolve(w); ok {
-				return lit{}, errAt(v.pos, "comparing with another field ("+w+") is not supported: compare with a value")
 			}
 			return lit{}, errAt(v.pos, f.name+" is "+article(f)+"; "+strconv.Quote(w)+" is not a number")
 		}

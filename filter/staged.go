@@ -58,6 +58,8 @@ func (f *Filter) Staged() (*Staged, bool) {
 					ok = false
 				}
 				s.deferred |= 1 << len(s.leaves)
+			} else if !isTest && reads(n, "conn") {
+				ok = false // an expression (xnode.go) that reads the id
 			}
 			s.leaves = append(s.leaves, n)
 		}

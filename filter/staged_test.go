@@ -111,6 +111,11 @@ func TestStagedWhen(t *testing.T) {
 		{"conn==1", true},
 		{"tcp.stream==0", true},
 		{"conn==1 && fpdu", true},
+		// An expression that reads the id (expr.go) is not split: the
+		// merge matches the record.
+		{"conn + 1 == 2", false},
+		{"tcp.stream == conn && fpdu", false},
+		{"conn==1 && len(pd) == 4", true},
 	} {
 		f := mustCompile(t, c.expr)
 		if _, ok := f.Staged(); ok != c.ok {

@@ -168,6 +168,73 @@ var tsharkCases = []tsharkCase{
 	{file: "term_badwrite.pcap", ws: `frame.time < "2026-11-22 02:13:22.19" && iwarp_mpa`, ours: `frame.time < "Nov 22, 2026 02:13:22.19 UTC" && mpa`},
 }
 
+// tsharkFrames runs tshark -Y expr on a capture and returns the frames it
+// selects, in order, and for each the values of field (if set) that tshark
+// -T fields prints.
+func tsharkFrames(t *testing.T, tshark, path, expr, field string) ([]uint64, [][]string) {
+	t.Helper()
+	args := []string{"-r", path, "-Y", expr, "-T", "fields", "-e", "frame.number"}
+	if field != "" {
+		args = append(args, "-e", field)
+	}
+	cmd := exec.Command(tshark, args...)
+	cmd.Env = append(os.Environ(), "TZ=UTC")
+	out, err := cmd.Output()
+	if err != nil {
+		msg := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			msg = string(ee.Stderr)
+		}
+		t.Fatalf("tshark %v: %v %s", args, err, msg)
+	}
+	var frames []uint64
+	var values [][]string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if line == "" {
+			continue
+		}
+		cols := strings.Split(line, "\t")
+		fr, err := strconv.ParseUint(cols[0], 10, 64)
+		if err != nil {
+			t.Fatalf("tshark line %q", line)
+		}
+		frames = append(frames, fr)
+		var vs []string
+		if len(cols) > 1 {
+			vs = strings.Split(cols[1], ",")
+		}
+		values = append(values, vs)
+	}
+	return frames, values
+}
+
+// ourFrames returns the frames of the records f matches, as tshark shows
+// them: an MPA or FPDU record in the frame that completes it (its last),
+// sorted, each once; and how many records matched. A match of another
+// record type (a message, a conn record) fails the test: tshark's frames
+// have none.
+func ourFrames(t *testing.T, f *Filter, rs []rec) ([]uint64, int) {
+	t.Helper()
+	var frames []uint64
+	n := 0
+	for _, r := range rs {
+		if !f.MatchRecord(r.r) {
+			continue
+		}
+		n++
+		switch r.r.Type {
+		case flows.RecFPDU:
+			frames = append(frames, r.r.FPDU.Frames[len(r.r.FPDU.Frames)-1])
+		case flows.RecMPA:
+			frames = append(frames, r.r.MPA.Frames[len(r.r.MPA.Frames)-1])
+		default:
+			t.Errorf("%q matched a %v record (frame %d)", f, r.r.Type, r.r.Frame)
+		}
+	}
+	slices.Sort(frames)
+	return slices.Compact(frames), n
+}
+
 // firstTime returns the time of a capture's first packet.
 func firstTime(t *testing.T, path string) time.Time {
 	t.Helper()
@@ -191,55 +258,18 @@ func TestTshark(t *testing.T) {
 			ours = c.ws
 		}
 		t.Run(c.file+"/"+ours, func(t *testing.T) {
-			args := []string{"-r", filepath.Join("..", "testdata", "siw", c.file), "-Y", c.ws, "-T", "fields", "-e", "frame.number"}
-			if c.field != "" {
-				args = append(args, "-e", c.field)
-			}
-			cmd := exec.Command(tshark, args...)
-			cmd.Env = append(os.Environ(), "TZ=UTC")
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("tshark %v: %v", args, err)
-			}
-			var wantFrames []uint64
+			path := filepath.Join("..", "testdata", "siw", c.file)
+			wantFrames, values := tsharkFrames(t, tshark, path, c.ws, c.field)
 			want := 0
-			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-				if line == "" {
-					continue
-				}
-				cols := strings.Split(line, "\t")
-				fr, err := strconv.ParseUint(cols[0], 10, 64)
-				if err != nil {
-					t.Fatalf("tshark line %q", line)
-				}
-				wantFrames = append(wantFrames, fr)
-				if c.field != "" && len(cols) > 1 {
-					for _, v := range strings.Split(cols[1], ",") {
-						if v == c.value || c.value == "1" && v == "True" || c.value == "0" && v == "False" {
-							want++
-						}
+			for _, vs := range values {
+				for _, v := range vs {
+					if v == c.value || c.value == "1" && v == "True" || c.value == "0" && v == "False" {
+						want++
 					}
 				}
 			}
-			f := mustCompile(t, ours).WithRef(firstTime(t, filepath.Join("..", "testdata", "siw", c.file)))
-			var gotFrames []uint64
-			got := 0
-			for _, r := range siw(t, c.file) {
-				if !f.MatchRecord(r.r) {
-					continue
-				}
-				got++
-				switch r.r.Type {
-				case flows.RecFPDU:
-					gotFrames = append(gotFrames, r.r.FPDU.Frames[len(r.r.FPDU.Frames)-1])
-				case flows.RecMPA:
-					gotFrames = append(gotFrames, r.r.MPA.Frames[len(r.r.MPA.Frames)-1])
-				default:
-					t.Errorf("%q matched a %v record (frame %d)", ours, r.r.Type, r.r.Frame)
-				}
-			}
-			slices.Sort(gotFrames)
-			gotFrames = slices.Compact(gotFrames)
+			f := mustCompile(t, ours).WithRef(firstTime(t, path))
+			gotFrames, got := ourFrames(t, f, siw(t, c.file))
 			if !slices.Equal(gotFrames, wantFrames) {
 				t.Errorf("%q selects frames %v, tshark -Y %q selects %v", ours, gotFrames, c.ws, wantFrames)
 			}

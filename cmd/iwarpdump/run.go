@@ -64,7 +64,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		strict  = fs.Bool("strict", false, "exit 3 when the capture file is damaged")
 		flags   = fs.String("mpa-flags", "rfc6581", "read the MPA rev 2 Enhanced flags A-D with `MEANING`: rfc6581 or draft (seed 003, draft-ietf-storm-mpa-peer-connect-01)")
 		forces  forceList
-		display = fs.String("Y", "", "display filter: print only the records that match `EXPR` (Wireshark syntax over the field registry; iwarp_* names and ip.addr, ip.src, ip.dst, ipv6.*, tcp.port, tcp.srcport, tcp.dstport, tcp.stream, sctp.*port, frame.time_relative, frame.time_epoch and frame.time accepted)")
+		display = fs.String("Y", "", "display filter: print only the records that match `EXPR` (Wireshark syntax over the field registry, with tshark 4.0's functions, arithmetic, & and fields compared; iwarp_* names and ip.addr, ip.src, ip.dst, ipv6.*, tcp.port, tcp.srcport, tcp.dstport, tcp.stream, sctp.*port, frame.time_relative, frame.time_epoch and frame.time accepted)")
 		stats   listFlag
 		reports listFlag
 		columns listFlag
