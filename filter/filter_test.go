@@ -350,7 +350,7 @@ func TestString(t *testing.T) {
 		{"pd == 0.4.a.ff", "pd == 00:04:0a:ff"},
 		{"pd == 00040AfF", "pd == 00:04:0a:ff"},
 		{"pd[ -2: ] == 6977", "pd[-2:] == 69:77"},
-		{"iwarp_mpa.privatedata [1 - 2] != 00", "pd[1-2] != 00"},
+		{"iwarp_mpa.privatedata [1 - 2] != 00", "iwarp_mpa.privatedata[1-2] != 00"}, // tshark's field (wire.go), absent without private data
 		{`iwarp_rdma.opcode in {"send with se".."Terminate", write}`, "rdmap.opcode in {5..7, 0}"},
 		{"iwarp_rdma.term_layer == llp", "iwarp_rdma.term_layer == 0x2"},
 		{`pd contains "iw"`, `pd contains "iw"`},

@@ -102,17 +102,23 @@ func (p *parser) slice(name, sl token) (*field, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.typ != fBytes || f.list || f.derive != dNone || f.when != nil || len(f.routes) != 1 || f.routes[0].sub != "" || f.routes[0].onlyType != "" {
+	plain := f.derive == dNone && len(f.routes) == 1 && f.routes[0].sub == "" && f.routes[0].onlyType == ""
+	derived := f.derive == dWire && f.wire != nil // a field of wireFields (wire.go)
+	if f.typ != fBytes || f.list || f.when != nil || !plain && !derived {
 		return nil, errAt(sl.pos, "slices apply to a bytes field (pd[0:2]); "+f.name+" is "+article(f))
 	}
 	r, msg := parseRange(sl.val)
 	if msg != "" {
 		return nil, errAt(sl.pos, msg)
 	}
-	path := f.routes[0].path
+	value := f.wire
+	if plain {
+		path := f.routes[0].path
+		value = func(kvs []format.KV) (format.Value, bool) { return get(kvs, path) }
+	}
 	return &field{name: f.name + "[" + sl.val + "]", typ: fBytes, derive: dWire, routes: f.routes,
 		wire: func(kvs []format.KV) (format.Value, bool) {
-			v, ok := get(kvs, path)
+			v, ok := value(kvs)
 			if !ok || v.Kind != format.KBytes {
 				return format.Value{}, false
 			}

@@ -36,6 +36,12 @@ var tsharkCases = []tsharkCase{
 	{file: "basic_ib_read_bw_4096_v2_nocrc.pcap", ws: "iwarp_rdma.opcode in {1, 2}", ours: "rdmap.opcode in {1 2}"},
 	// tshark's names of values (valueNames), in any case, quoted or not.
 	{file: "crc_v2_rping.pcap", ws: `iwarp_rdma.opcode == "Send"`, field: "iwarp_rdma.opcode", value: "0x03"},
+	// Private data: none in tshark when PD_Length is 0 (a record's pd is
+	// empty then), sliced like a bytes field.
+	{file: "../synth/rev1-crc.pcap", ws: "iwarp_mpa && !iwarp_mpa.privatedata"},
+	{file: "../synth/reject.pcap", ws: "iwarp_mpa.privatedata"},
+	{file: "../synth/reject.pcap", ws: "iwarp_mpa.privatedata[0:1] == 00"},
+	{file: "crc_v2_rping.pcap", ws: "iwarp_mpa.privatedata[0:2] == 00:01"},
 	{file: "crc_v2_rping.pcap", ws: "iwarp_rdma.opcode == send", ours: "rdmap.opcode == SEND", field: "iwarp_rdma.opcode", value: "0x03"},
 	{file: "crc_v2_rping.pcap", ws: `iwarp_rdma.opcode in {"Read Request", "read response"}`},
 	{file: "crc_v2_rping.pcap", ws: `iwarp_rdma.opcode > "Read Response"`},

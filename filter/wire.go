@@ -23,10 +23,13 @@ import (
 //   - iwarp_ddp.rsvd and iwarp_rdma.rsv are the reserved bits of the DDP
 //     and RDMAP control octets, in every decoded header; a record has
 //     ddp.rsvd and rdmap.rsvd only when they are not zero.
+//   - iwarp_mpa.privatedata is an MPA Request's or Reply's private data
+//     when it has some: tshark has no such field when PD_Length is 0,
+//     where the record's pd is empty.
 var wireFields = [...]struct {
 	name  string
 	reads []string // the record keys the value is computed from
-	bits  uint8    // tshark's width (FT_UINT8, FT_UINT32), printed in hex
+	bits  uint8    // tshark's width (FT_UINT8, FT_UINT32), printed in hex; 0: octets (FT_BYTES)
 	val   func(kvs []format.KV) (format.Value, bool)
 }{
 	{"iwarp_mpa.crc", []string{"mpa.crc", "mpa.crc_status"}, 32, func(kvs []format.KV) (format.Value, bool) {
@@ -54,6 +57,16 @@ var wireFields = [...]struct {
 	}},
 	{"iwarp_rdma.rsv", []string{"rdmap.opcode", "rdmap.rsvd"}, 8, func(kvs []format.KV) (format.Value, bool) {
 		return zeroUnless(kvs, "rdmap.opcode", "rdmap.rsvd")
+	}},
+	{"iwarp_mpa.privatedata", []string{"type", "pd"}, 0, func(kvs []format.KV) (format.Value, bool) {
+		if recType(kvs) != "mpa" {
+			return format.Value{}, false
+		}
+		pd, ok := get(kvs, "pd")
+		if !ok || pd.Kind != format.KBytes || len(pd.Bytes) == 0 {
+			return format.Value{}, false
+		}
+		return pd, true
 	}},
 }
 
@@ -102,6 +115,9 @@ func wireField(name string) (*field, bool) {
 			continue
 		}
 		f := &field{name: w.name, typ: fNum, hex: true, bits: w.bits, unsigned: true, derive: dWire, wire: w.val}
+		if w.bits == 0 {
+			f.typ, f.hex, f.unsigned = fBytes, false, false
+		}
 		for _, k := range w.reads {
 			f.routes = append(f.routes, route{path: k}) // what the field reads (Reads, the omitted keys), not where scan looks
 		}
