@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"testing"
@@ -152,6 +153,49 @@ func TestCachedFileNoRaw(t *testing.T) {
 			t.Logf("tmpfs raw reads allowed here (%v)", e)
 		} else {
 			t.Error("tmpfs refuses RWF_NOWAIT, yet raw reads are still on")
+		}
+	}
+}
+
+// TestChunksNotCached: a capture the page cache does not hold (dropped
+// with FADV_DONTNEED; its raw reads give EAGAIN and read(2) reads on) comes
+// out of a ChunkReader frame for frame as when it is cached, pcap and
+// pcapng, in several chunks.
+func TestChunksNotCached(t *testing.T) {
+	const src = "../testdata/siw/gso_v2_nocrc_ib_write_bw_200000.pcap" // 1 MB
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	// Three chunks' worth: the records three times over.
+	pcap := filepath.Join(dir, "three.pcap")
+	whole := append([]byte(nil), data...)
+	for range 2 {
+		whole = append(whole, data[24:]...)
+	}
+	if err := os.WriteFile(pcap, whole, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{pcap, toPcapng(t, pcap, dir)} {
+		cached, cerr, ok := chunkFrames(t, path)
+		if !ok || len(cached) == 0 {
+			t.Fatalf("%s: not chunked, or no frames", path)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+			t.Log(err)
+		}
+		f.Close()
+		dropped, derr, _ := chunkFrames(t, path)
+		if derr != cerr || !slices.Equal(dropped, cached) {
+			t.Errorf("%s: %d frames (%q) not cached, %d (%q) cached", filepath.Base(path), len(dropped), derr, len(cached), cerr)
 		}
 	}
 }
