@@ -98,6 +98,14 @@ func TestCachedFile(t *testing.T) {
 			}
 		}
 		c := newCachedFile(f)
+		defer func() {
+			// Cached, the reads are raw ones (the point of cachedFile),
+			// where the kernel has RWF_NOWAIT (TestReadNoWait skips
+			// otherwise).
+			if !drop && !c.noRaw && c.raw == 0 {
+				t.Error("a cached file read without a raw read")
+			}
+		}()
 		var got []byte
 		buf := make([]byte, 1<<20+5)
 		for {
