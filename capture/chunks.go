@@ -382,14 +382,17 @@ func (w *ChunkWalker) ngPacket(b []byte, frame uint64) *Packet {
 // own and offs as Owners filled them: it goes straight from one such
 // record to the next and touches none of the others' octets.
 //
-// While fn decodes one record, the next of me is prefetched (up to
-// prefetchMax octets): another core read the chunk, so its octets are in
-// that core's cache, not this one's. On the 2 GiB workload of issue 6
-// under iwarpdump -j 2, the copies of FPDUs that straddle segments
-// (reassembly) took 60 % fewer CPU samples (947 -> 378) and the CRC32c
-// 23 % fewer (606 -> 459), the prefetches 163 of their own; on the 512
-// MiB workload the decode took 0.237 s against 0.243 s (median of 11
-// interleaved rounds), CPU time 0.407 s against 0.415 s.
+// Another core read the chunk, so a record's octets come from that core's
+// cache. WalkOwned used to prefetch the next record of me while fn decoded
+// one (2 KiB, in assembly), which helped when the decode was three times
+// slower; measured again in session 46 with the
+// prefetch switched on and off in one build, the decode was faster
+// without it: -j 2 -q -z conn on the 512 MiB workload of issue 6 0.0716
+// against 0.0739 s (paired median of 21 interleaved rounds 3.7 % less, CPU
+// 4.1 % less), the pcapng 2.2 % less, -T jsonl 2.3 % less, the 2 GiB
+// workload 4.3 % less (9 rounds), and small messages alike. The
+// hardware prefetchers follow the records' octets, and the prefetch
+// instructions stalled on misses of their own.
 func (w *ChunkWalker) WalkOwned(ch Chunk, own []uint8, offs []int32, me uint8, fn func(p *Packet)) {
 	n := min(ch.N, len(own), len(offs))
 	if ch.meta != nil {
@@ -402,9 +405,6 @@ func (w *ChunkWalker) WalkOwned(ch Chunk, own []uint8, offs []int32, me uint8, f
 	}
 	for i := nextOwned(own, -1, me); i < n; {
 		j := nextOwned(own, i, me)
-		if j < n {
-			w.prefetchRecord(&ch, offs, j)
-		}
 		var p *Packet
 		switch {
 		case ch.meta != nil:
@@ -429,36 +429,12 @@ func (w *ChunkWalker) WalkOwned(ch Chunk, own []uint8, offs []int32, me uint8, f
 	}
 }
 
-// prefetchMax is the most octets of a record WalkOwned prefetches: a full
-// Ethernet frame and its record header.
-const prefetchMax = 2048
-
 // nextOwned returns the index of the first record after i whose owner is
 // me, or len(own).
 func nextOwned(own []uint8, i int, me uint8) int {
 	for i++; i < len(own) && own[i] != me; i++ {
 	}
 	return i
-}
-
-// prefetchRecord prefetches the octets of record j of ch (offs as Owners
-// filled it).
-func (w *ChunkWalker) prefetchRecord(ch *Chunk, offs []int32, j int) {
-	var o, end int
-	switch {
-	case ch.meta != nil:
-		m := ch.meta[ngMeta*j:]
-		o = int(binary.LittleEndian.Uint32(m[0:4]))
-		end = o + int(binary.LittleEndian.Uint32(m[4:8]))
-	default:
-		o, end = int(offs[j]), len(ch.Data)
-		if j+1 < len(offs) && j+1 < ch.N {
-			end = int(offs[j+1])
-		}
-	}
-	if o >= 0 && o < end && end <= len(ch.Data) {
-		prefetch(&ch.Data[o], min(end-o, prefetchMax))
-	}
 }
 
 // TS returns the timestamp of record i of ch, with offs as Owners filled
