@@ -224,7 +224,11 @@
 // signed (ddp.msn - 2 == -1 for an MSN of 1), as is a negation; an
 // overflow, or a division by zero, leaves no value. A relation is false
 // when a field it reads is absent; values that do not compare (a negative
-// number and an unsigned one) are neither equal nor unequal. With several
+// number and an unsigned one) are neither equal nor unequal: so a plain
+// negative number against an unsigned field matches nothing (ddp.msn > -1
+// and ddp.msn ~= -1 are false, ddp.msn != -1 true), and one past a signed
+// 32-bit integer for a field of up to 32 bits (ddp.msn == -2147483648) is
+// an error, as in tshark. With several
 // values (lists), arithmetic takes every pair, and relations keep the
 // quantifiers of tests: == some pair equal, != none, === no pair unequal,
 // !== some pair unequal; so != and === hold when an operation left no

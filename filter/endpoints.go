@@ -103,6 +103,8 @@ func endpointField(name string) (*field, bool) {
 				f.typ = fAddr
 			case dTCP, dSCTP:
 				f.bits = 16
+			case dStream:
+				f.bits = 32 // FT_UINT32 in tshark
 			}
 			return f, true
 		}

@@ -77,10 +77,13 @@ func hasKey(kvs []format.KV, k string) bool {
 // reading (num, boolean, str or byt); a value for a field of unknown type
 // keeps every reading its text allows and the record's value picks one.
 type lit struct {
-	text  string // source text, printed for fields of unknown type
-	num   bool
-	neg   bool   // negative number: u is the magnitude
-	u     uint64 // number
+	text string // source text, printed for fields of unknown type
+	num  bool
+	neg  bool   // negative number: u is the magnitude
+	u    uint64 // number
+	// nocmp: a negative number for an unsigned field, which tshark reads
+	// as a signed integer and compares with no value of the field.
+	nocmp bool
 	isB   bool
 	b     bool // boolean
 	str   bool
@@ -250,9 +253,12 @@ func (t *test) check(v *format.Value) bool {
 	case opEq, opAllEq:
 		c, ok := compare(v, &t.vals[0])
 		return ok && c == 0
-	case opNe, opAnyNe:
+	case opNe:
 		c, ok := compare(v, &t.vals[0])
-		return !ok || c != 0
+		return !ok || c != 0 // all_ne: no value equal
+	case opAnyNe:
+		c, ok := compare(v, &t.vals[0])
+		return ok && c != 0 // some value compares, and is not equal
 	case opLt:
 		c, ok := compare(v, &t.vals[0])
 		return ok && c < 0
@@ -307,7 +313,7 @@ func (t *test) inSet(v *format.Value) bool {
 func compare(v *format.Value, l *lit) (int, bool) {
 	switch v.Kind {
 	case format.KUint, format.KInt:
-		if !l.num {
+		if !l.num || l.nocmp {
 			return 0, false
 		}
 		neg, u := false, v.U

@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"math"
 	"math/bits"
 	"regexp"
 	"strconv"
@@ -388,10 +389,24 @@ func value(f *field, v token, o op) (lit, error) {
 			return lit{}, errAt(v.pos, f.name+" is "+article(f)+"; "+strconv.Quote(w)+" is not a number")
 		}
 		l.num, l.neg, l.u = true, neg, u
-		// Past the field's width, tshark says "too big for this field"
-		// (a negative number it takes, and it matches nothing).
-		if f.unsigned && !neg && f.bits > 0 && f.bits < 64 && u>>f.bits != 0 {
-			return lit{}, errAt(v.pos, w+" is too big for "+f.name+" (at most "+strconv.FormatUint(1<<f.bits-1, 10)+")")
+		// Past the field's width, tshark says "too big for this field",
+		// of the magnitude of a negative number too.
+		if f.unsigned && f.bits > 0 && f.bits < 64 && u>>f.bits != 0 {
+			return lit{}, errAt(v.pos, strings.TrimPrefix(w, "-")+" is too big for "+f.name+" (at most "+strconv.FormatUint(1<<f.bits-1, 10)+")")
+		}
+		if f.unsigned && neg {
+			// tshark negates the magnitude into a signed integer,
+			// int32 for fields of up to 32 bits ("2147483648 overflows
+			// gint32"), which then compares with none of the field's
+			// values: every relation is false but != (not ==).
+			what, most := "int32", uint64(math.MaxInt32)
+			if f.bits == 0 || f.bits > 32 {
+				what, most = "int64", math.MaxInt64
+			}
+			if u > most {
+				return lit{}, errAt(v.pos, w+" is out of range: a negative number for "+f.name+" is an "+what)
+			}
+			l.nocmp = true
 		}
 	case fBool:
 		if !isBool {

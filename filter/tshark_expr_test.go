@@ -226,6 +226,9 @@ var tsharkRefused = []string{
 	"--iwarp_ddp.msn == 1", "-{iwarp_ddp.msn + 1} == -2", "iwarp_ddp.msn in {iwarp_ddp.qn+1}",
 	"iwarp_ddp.msn == $iwarp_ddp.qn", "string(ip.src) matches string(ip.src)",
 	"len(iwarp_mpa.privatedata)[0:1] == 00", "{iwarp_ddp.msn == 1}", "iwarp_rdma.opcode & 0x3 in {1}",
+	// Negative numbers past a signed 32-bit integer, or whose magnitude is
+	// too big for the field.
+	"iwarp_ddp.msn == -2147483648", "tcp.stream > -0x80000000", "tcp.stream == 4294967296", "tcp.srcport == -65536",
 }
 
 // TestTsharkRefuses: what tshark 4.0 refuses, Compile refuses.

@@ -106,6 +106,14 @@ var tsharkCases = []tsharkCase{
 	{file: "crc_v2_rping.pcap", ws: "ip.src not in {192.0.2.1} && iwarp_rdma", ours: "ip.src not in {192.0.2.1} && rdmap"},
 	{file: "crc_v2_rping.pcap", ws: "iwarp_ddp.msn ~= 1", ours: "ddp.msn !== 1"},
 	{file: "crc_v2_rping.pcap", ws: "iwarp_ddp.msn ~= 1"},
+	// A negative number for an unsigned field is a signed integer in
+	// tshark, which compares with none of the field's values.
+	{file: "crc_v2_rping.pcap", ws: "iwarp_ddp && !(iwarp_ddp.msn > -1)", ours: "ddp && !(ddp.msn > -1)"},
+	{file: "crc_v2_rping.pcap", ws: "iwarp_ddp && !(iwarp_ddp.msn < -1 || iwarp_ddp.msn == -2147483647)"},
+	{file: "crc_v2_rping.pcap", ws: "iwarp_ddp.msn != -1", ours: "ddp.msn ne -1"},
+	{file: "crc_v2_rping.pcap", ws: "iwarp_ddp.msn == 1 && !(iwarp_ddp.msn ~= -1 || iwarp_ddp.msn in {-1..5})"},
+	{file: "crc_v2_rping.pcap", ws: "iwarp_ddp.msn >= -0 && !(tcp.srcport > -5 || tcp.stream == -1)"},
+	{file: "crc_v2_rping.pcap", ws: "tcp.stream != -1 && iwarp_ddp.msn ~= 1"},
 	// The fields tshark shows in another form than the records hold them
 	// (wire.go): the CRC field read most significant octet first, as
 	// crc_check where CRC32c was negotiated (good or bad) and as crc where
