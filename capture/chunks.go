@@ -131,7 +131,7 @@ func OpenChunks(path string, limit uint64) (*ChunkReader, error) {
 	// The header must be one a Source accepts (link type, version), and
 	// its records' lengths in version 2.4's order: the walk below takes
 	// them so. An older file is read by a Source.
-	if pr, err := newPcapReader(&bytesPeeker{b: c.hdr[:]}, c.big); err != nil || pr.lens != 0 {
+	if pr, err := newPcapReader(&bytesPeeker{b: c.hdr[:]}); err != nil || pr.lens != 0 {
 		f.Close()
 		return nil, ErrNotChunked
 	}
@@ -152,7 +152,7 @@ func (c *ChunkReader) Close() error {
 func (c *ChunkReader) Walker() *ChunkWalker {
 	w := &ChunkWalker{name: c.name, ng: c.ng != nil || c.m != nil}
 	if !w.ng {
-		w.pr, _ = newPcapReader(&bytesPeeker{b: c.hdr[:]}, c.big)
+		w.pr, _ = newPcapReader(&bytesPeeker{b: c.hdr[:]})
 	}
 	w.dec.init()
 	return w

@@ -40,7 +40,10 @@
 // as tcpdump numbers them, one less than tshark.)
 //
 // Per-packet metadata beyond the timestamp and lengths (pcapng packet block
-// options such as comments, flags and hashes) is skipped.
+// options such as comments, flags and hashes) is skipped, as are the
+// interface index, protocol and packet type of the records of a modified
+// (Kuznetzov) pcap file, which reads as a classic one otherwise (read by a
+// Source: [OpenChunks] leaves it to one).
 //
 // Gzip-compressed captures are decompressed transparently, with
 // github.com/klauspost/compress/gzip (about 1.5x as fast as compress/gzip

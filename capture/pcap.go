@@ -38,7 +38,19 @@ type pcapReader struct {
 	// earlier) hold the lengths (lensSwapped, lensMaybeSwapped); 0 for
 	// version 2.4. Such a file is read by readBuffered alone.
 	lens uint8
+	// rec is the size of a record header: pcapRecordHdrSize, or
+	// modifiedRecordHdrSize in Kuznetzov's modified pcap, which is read
+	// by readBuffered alone too.
+	rec int
 }
+
+// modifiedRecordHdrSize is the record header of Alexey Kuznetzov's
+// modified pcap (magic 0xa1b2cd34, written by the patched tcpdump of some
+// old Linux distributions and by editcap -F modpcap): the classic 16
+// octets, then the interface index (4), the protocol (2), the packet type
+// (1) and a pad octet, which the decode does not need. libpcap
+// (sf-pcap.c) and Wireshark (wiretap/libpcap.c) read it.
+const modifiedRecordHdrSize = 24
 
 // How a pcap file older than version 2.4 holds a record's captured and
 // original lengths. Before 2.3 they came in the other order (original
@@ -57,13 +69,29 @@ type peeker interface {
 	Buffered() int
 }
 
-func newPcapReader(br peeker, big bool) (*pcapReader, error) {
+// newPcapReader reads the file header of a pcap file of either byte order
+// and resolution, or a modified pcap file, and returns a reader of its
+// records.
+func newPcapReader(br peeker) (*pcapReader, error) {
 	// pcapgo parses the 24-octet file header; the records are ours.
 	peeked, err := br.Peek(24)
 	if len(peeked) < 24 {
 		return nil, unexpected(err)
 	}
 	hdr := [24]byte(peeked)
+	magic := binary.BigEndian.Uint32(hdr[:4])
+	big := magic == magicPcapMicroBE || magic == magicPcapNanoBE || magic == magicModifiedBE
+	rec := pcapRecordHdrSize
+	if magic == magicModifiedBE || magic == magicModifiedLE {
+		// Its file header is the classic one (microseconds), which
+		// pcapgo reads under the classic magic.
+		rec = modifiedRecordHdrSize
+		if big {
+			binary.BigEndian.PutUint32(hdr[:4], magicPcapMicroBE)
+		} else {
+			binary.BigEndian.PutUint32(hdr[:4], magicPcapMicroLE)
+		}
+	}
 	lens, err := pcapVersion(hdr[:], big)
 	if err != nil {
 		return nil, err
@@ -73,7 +101,7 @@ func newPcapReader(br peeker, big bool) (*pcapReader, error) {
 		return nil, err
 	}
 	_, _ = br.Discard(24)
-	p := &pcapReader{br: br, r: r, big: big, off: 24, link: r.LinkType(), lens: lens}
+	p := &pcapReader{br: br, r: r, big: big, off: 24, link: r.LinkType(), lens: lens, rec: rec}
 	p.nanos = r.Resolution().Exponent == -9
 	if !linkSupported(p.link) {
 		return nil, &linkTypeError{p.link}
@@ -177,8 +205,8 @@ func (p *pcapReader) readBuffered(pk *Packet) (layers.LinkType, int64, error) {
 	}
 	p.win, p.pos = nil, 0
 	off := p.off
-	h, err := p.br.Peek(pcapRecordHdrSize)
-	if len(h) < pcapRecordHdrSize {
+	h, err := p.br.Peek(p.rec)
+	if len(h) < p.rec {
 		if len(h) == 0 && err == io.EOF {
 			return 0, off, io.EOF
 		}
@@ -191,7 +219,7 @@ func (p *pcapReader) readBuffered(pk *Packet) (layers.LinkType, int64, error) {
 	// The record is read in place from the bufio buffer (larger than any
 	// record, readerBufferSize): no copy. pcapgo's own reader would copy
 	// every octet once more.
-	n := pcapRecordHdrSize + int(caplen)
+	n := p.rec + int(caplen)
 	b, err := p.br.Peek(n)
 	if len(b) < n {
 		return 0, off, unexpected(err)
@@ -199,13 +227,13 @@ func (p *pcapReader) readBuffered(pk *Packet) (layers.LinkType, int64, error) {
 	// h may be stale now: Peek(n) can have moved the buffered octets.
 	pk.TS = p.timestamp(b)
 	pk.CapLen, pk.WireLen = int(caplen), int(wirelen)
-	pk.Data = b[pcapRecordHdrSize:n:n]
+	pk.Data = b[p.rec:n:n]
 	// The window: every octet buffered now (at least this record's; no
-	// read is made for more). An old file's is this record alone: read's
-	// in-window path, which takes the lengths as version 2.4 orders them,
-	// never sees its records.
+	// read is made for more). An old or a modified file's is this record
+	// alone: read's in-window path, which takes the lengths and the header
+	// as version 2.4 has them, never sees its records.
 	p.win, _ = p.br.Peek(p.br.Buffered())
-	if p.lens != 0 {
+	if p.lens != 0 || p.rec != pcapRecordHdrSize {
 		p.win = b
 	}
 	p.pos = n

@@ -207,7 +207,7 @@ func newSource(r io.Reader, name string, closer io.Closer, how int) (*Source, er
 	var rd recordReader
 	switch {
 	case isPcapMagic(magic):
-		rd, err = newPcapReader(pk, magic == magicPcapMicroBE || magic == magicPcapNanoBE)
+		rd, err = newPcapReader(pk)
 	case magic == magicPcapngSHB:
 		rd, err = newNgReader(br)
 	default:
@@ -242,7 +242,7 @@ func (s *Source) init(mp *mappedPeeker, magic uint32) (*Source, error) {
 	if magic == magicPcapngSHB {
 		rd, err = newNgReader(mp)
 	} else {
-		rd, err = newPcapReader(mp, magic == magicPcapMicroBE || magic == magicPcapNanoBE)
+		rd, err = newPcapReader(mp)
 	}
 	if err != nil {
 		mp.unmap()
@@ -255,10 +255,10 @@ func (s *Source) init(mp *mappedPeeker, magic uint32) (*Source, error) {
 }
 
 // isPcapMagic reports whether magic (the first four octets, big-endian)
-// starts a classic pcap file.
+// starts a classic pcap file, or a modified one (modifiedRecordHdrSize).
 func isPcapMagic(magic uint32) bool {
 	switch magic {
-	case magicPcapMicroBE, magicPcapMicroLE, magicPcapNanoBE, magicPcapNanoLE:
+	case magicPcapMicroBE, magicPcapMicroLE, magicPcapNanoBE, magicPcapNanoLE, magicModifiedBE, magicModifiedLE:
 		return true
 	}
 	return false
@@ -385,7 +385,7 @@ func (s *Source) NextInto(p *Packet) error {
 func (s *Source) payloadPos(p *Packet, off int64) {
 	switch rd := s.rd.(type) {
 	case *pcapReader:
-		off += pcapRecordHdrSize
+		off += int64(rd.rec)
 	case *ngReader:
 		if !rd.inPlace {
 			return
@@ -477,11 +477,7 @@ func (e *formatError) Error() string {
 	if e.n < 4 {
 		return "not a pcap or pcapng file (only " + strconv.Itoa(e.n) + " octets)"
 	}
-	m := "not a pcap or pcapng file (magic 0x" + hex32(e.magic) + ")"
-	if e.magic == magicModifiedBE || e.magic == magicModifiedLE {
-		m += ": modified (Kuznetzov) pcap is not supported"
-	}
-	return m
+	return "not a pcap or pcapng file (magic 0x" + hex32(e.magic) + ")"
 }
 
 func (e *formatError) Is(target error) bool { return target == ErrFormat }

@@ -38,6 +38,13 @@ const (
 	maxBlock     = capture.MaxRecordLength + 1<<16 // a packet block is never longer
 )
 
+// Kuznetzov's modified pcap: its records' headers have 8 more octets
+// (capture reads it).
+const (
+	modifiedBE, modifiedLE = 0xa1b2cd34, 0x34cdb2a1
+	modifiedRecHdr         = 24
+)
+
 // Frame cache bounds (gzip and standard input).
 const (
 	cacheFrames = 4096
@@ -68,6 +75,7 @@ type Frames struct {
 	f      *os.File
 
 	pcapHdr []byte // pcap: the file header
+	rec     int64  // pcap: the size of a record header
 	big     bool   // pcap: big-endian record headers
 
 	ckpt     []int64 // offset of frame k*checkpointAt+1
@@ -120,7 +128,7 @@ func notCapture(path string, head []byte) error {
 
 func isPcapMagic(m uint32) bool {
 	switch m {
-	case 0xa1b2c3d4, 0xa1b23c4d, 0xd4c3b2a1, 0x4d3cb2a1:
+	case 0xa1b2c3d4, 0xa1b23c4d, 0xd4c3b2a1, 0x4d3cb2a1, modifiedBE, modifiedLE:
 		return true
 	}
 	return false
@@ -152,10 +160,15 @@ func OpenFrames(path string) (*Frames, error) {
 		fr.frontier.frame = 1
 		fr.frontier.sect = -1
 	case n == pcapFileHdr:
+		fr.rec = pcapRecHdr
 		switch binary.BigEndian.Uint32(head[:]) {
 		case 0xa1b2c3d4, 0xa1b23c4d:
 			fr.big = true
 		case 0xd4c3b2a1, 0x4d3cb2a1:
+		case modifiedBE:
+			fr.big, fr.rec = true, modifiedRecHdr
+		case modifiedLE:
+			fr.rec = modifiedRecHdr
 		default:
 			_ = f.Close()
 			return nil, notCapture(path, head[:n])
@@ -380,9 +393,9 @@ func (fr *Frames) pcapOffset(n uint64) (int64, error) {
 		off, frame = fr.frontier.off, fr.frontier.frame
 	}
 	br := bufio.NewReaderSize(io.NewSectionReader(fr.f, off, 1<<62), 64<<10)
-	var h [pcapRecHdr]byte
+	h := make([]byte, fr.rec)
 	for frame < n {
-		if _, err := io.ReadFull(br, h[:]); err != nil {
+		if _, err := io.ReadFull(br, h); err != nil {
 			return 0, errFrame(n, "beyond the end of the file")
 		}
 		caplen := fr.u32(h[8:12], fr.big)
@@ -392,7 +405,7 @@ func (fr *Frames) pcapOffset(n uint64) (int64, error) {
 		if _, err := br.Discard(int(caplen)); err != nil {
 			return 0, errFrame(n, "beyond the end of the file")
 		}
-		off += pcapRecHdr + int64(caplen)
+		off += fr.rec + int64(caplen)
 		frame++
 		fr.note(off, frame)
 	}
@@ -423,7 +436,7 @@ func (fr *Frames) readPcap(n uint64) (model.RawFrame, error) {
 	if caplen > capture.MaxRecordLength {
 		return model.RawFrame{}, errFrame(n, "record too long")
 	}
-	buf := make([]byte, pcapFileHdr+pcapRecHdr+int(caplen))
+	buf := make([]byte, pcapFileHdr+int(fr.rec)+int(caplen))
 	copy(buf, fr.pcapHdr)
 	if _, err := fr.f.ReadAt(buf[pcapFileHdr:], off); err != nil {
 		return model.RawFrame{}, errFrame(n, "truncated record")

@@ -39,7 +39,7 @@ func reference(t *testing.T, path string) []model.RawFrame {
 func testFiles(t *testing.T) []string {
 	files, _ := filepath.Glob("../../../testdata/siw/*.pcap")
 	files = append(files, "../testdata/crc_v2_rping.pcapng", "../testdata/two_sections.pcapng",
-		"../testdata/crc_v2_rping.pcap.gz", "../testdata/link-sll.pcap")
+		"../testdata/crc_v2_rping.pcap.gz", "../testdata/link-sll.pcap", "../../../testdata/modified/crc_v2_rping_modpcap.pcap")
 	return files
 }
 
