@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
 	"unsafe"
 
@@ -162,6 +164,12 @@ func fuzzSeeds(t testing.TB) [][]byte {
 	_, _ = zw.Write(seeds[0])
 	_ = zw.Close()
 	seeds = append(seeds, z.Bytes(), seeds[0][:len(seeds[0])-7], ng.bytes()[:100])
+	// A modified (Kuznetzov) pcap file, as editcap -F modpcap writes it.
+	if mod, err := os.ReadFile(filepath.Join("..", "testdata", "modified", "crc_v2_rping_modpcap.pcap")); err == nil {
+		seeds = append(seeds, mod[:min(len(mod), 2048)])
+	} else {
+		t.Fatal(err)
+	}
 	return seeds
 }
 
