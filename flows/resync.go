@@ -292,9 +292,29 @@ func (d *direction) lockMarkers(s uint64, g markers.Grid) uint64 {
 
 // backfill returns the earliest buffered offset p <= s from which FPDUs
 // framed on the grid g lead exactly to the confirmed FPDU at s, each of them
-// confirmed: its CRC32c validates when CRC is in use; otherwise the run has
-// two FPDUs or more, or a marker inside an FPDU whose FPDUPTR checks.
+// confirmed: its CRC32c validates when CRC is in use (but for a first
+// FPDU that starts a segment, badCRCFirst: it is reported as a CRC
+// error); otherwise the run has two FPDUs or more, or a marker inside an
+// FPDU whose FPDUPTR checks.
 func (d *direction) backfill(s uint64, g markers.Grid) uint64 {
+	for range backfillRuns {
+		p := d.backfillTo(s, g)
+		if p == s || !d.crc {
+			return p
+		}
+		// A run that starts with a CRC error may have another run
+		// before it that leads to it.
+		s = p
+	}
+	return s
+}
+
+// backfillRuns bounds the runs backfill goes back over (each a walk of
+// the buffer).
+const backfillRuns = 8
+
+// backfillTo is one step of backfill: the earliest p of runs to s.
+func (d *direction) backfillTo(s uint64, g markers.Grid) uint64 {
 	if s <= d.bufOff {
 		return s
 	}
@@ -305,7 +325,7 @@ func (d *direction) backfill(s uint64, g markers.Grid) uint64 {
 		n, interior, q := 0, 0, p
 		for q < s {
 			ok, w, crcOK, _ := d.candidateAt(q, true, g, d.crc)
-			if !ok || d.crc && !crcOK {
+			if !ok || d.crc && !crcOK && (q != p || !d.badCRCFirst(p, w)) {
 				break
 			}
 			interior += g.Count(q+1, q+uint64(w))
@@ -406,9 +426,17 @@ func (d *direction) resyncMarkers(final bool) bool {
 		ptr := uint64(binary.BigEndian.Uint16(b[idx+2:]))
 		if rsvd == 0 && ptr%4 == 0 && ptr <= m-d.bufOff+uint64(idx)-uint64(idx) && m >= ptr && m-ptr >= d.bufOff {
 			start := m - ptr
-			ok, _, crcOK, need := d.candidateAt(start, true, d.grid, d.crc)
+			ok, w, crcOK, need := d.candidateAt(start, true, d.grid, d.crc)
 			if need && !final {
 				return d.bufOff != start0
+			}
+			if ok && d.crc && !crcOK && d.badCRCFirst(start, w) {
+				// Its CRC fails: taken when the next FPDU validates.
+				ok2, _, crc2, need2 := d.candidateAt(start+uint64(w), true, d.grid, true)
+				if need2 && !final {
+					return d.bufOff != start0
+				}
+				crcOK = ok2 && crc2
 			}
 			if ok && (!d.crc || crcOK) {
 				start = d.backfill(start, d.grid)
@@ -442,6 +470,12 @@ func (d *direction) resyncGridChain() bool {
 			continue // an FPDU starts with the marker before it
 		}
 		ok, w, crcOK, _ := d.candidateAt(p, true, d.grid, d.crc)
+		evidence := d.chainEvidence(d.crc, chainLen)
+		if ok && d.crc && !crcOK && d.badCRCFirst(p, w) {
+			// Its CRC fails: taken when the next FPDU validates.
+			ok2, _, crc2, _ := d.candidateAt(p+uint64(w), true, d.grid, true)
+			crcOK, evidence = ok2 && crc2, badFirstEvidence
+		}
 		if !ok || d.crc && !crcOK {
 			continue
 		}
@@ -464,7 +498,7 @@ func (d *direction) resyncGridChain() bool {
 		d.mode = modeFPDU
 		d.c.finding(nil, dissect.SeverityNote, "mpa.resync",
 			"framing recovered at seq "+strconv.FormatUint(uint64(d.seqOf(p)), 10)+" on the marker grid, with no marker left to follow ("+
-				d.chainEvidence(d.crc, chainLen)+"; "+strconv.FormatUint(skipped, 10)+" octets skipped)", "RFC 5044 §4, §5.1", d.firstFrame(p))
+				evidence+"; "+strconv.FormatUint(skipped, 10)+" octets skipped)", "RFC 5044 §4, §5.1", d.firstFrame(p))
 		return true
 	}
 	d.consume(len(b))
@@ -533,10 +567,21 @@ func (d *direction) resyncChain(final bool) bool {
 		evidence := "CRC32c validates"
 		if !confirmed {
 			if d.crcKnown && d.crc {
-				continue
+				// CRC is in use and this FPDU's fails: it is taken
+				// when it starts a segment and the next validates.
+				ok2, _, crc2, need2 := d.candidateAt(p+uint64(wire), false, markers.Grid{}, true)
+				if need2 && !final && d.badCRCFirst(p, wire) {
+					d.dropScanned(p)
+					return d.bufOff != start0
+				}
+				if !ok2 || !crc2 || !d.badCRCFirst(p, wire) {
+					continue
+				}
+				d.lockPlain(p, badFirstEvidence)
+				return true
 			}
 			chain, q := 1, p+uint64(wire)
-			waiting, valid := false, false
+			waiting, valid, nextOK := false, false, false
 			for chain < chainLen {
 				ok2, w2, crc2, need2 := d.candidateAt(q, false, markers.Grid{}, checkCRC)
 				if need2 {
@@ -547,12 +592,19 @@ func (d *direction) resyncChain(final bool) bool {
 					break
 				}
 				valid = valid || crc2
+				nextOK = nextOK || chain == 1 && crc2
 				chain++
 				q += uint64(w2)
 			}
 			if valid {
 				// CRC is in use and this FPDU's does not validate: a
-				// candidate found by scanning is not confirmed by it.
+				// candidate found by scanning is not confirmed by it,
+				// unless it starts a segment and the next validates.
+				if nextOK && d.badCRCFirst(p, wire) {
+					d.setCRC(true)
+					d.lockPlain(p, badFirstEvidence)
+					return true
+				}
 				continue
 			}
 			if chain < chainLen && waiting && !final {
@@ -630,12 +682,13 @@ func (d *direction) midstreamChain(p uint64, final bool) int {
 	knownOn, knownOff := d.crcKnown && d.crc, d.crcKnown && !d.crc
 	forcedMk := d.markersForced && d.markersNeg
 	var (
-		n, valid     int
-		firstOK, dv0 bool
-		validEnd     uint64
-		lastStart    uint64
-		validN       int
-		broke        bool
+		n, valid               int
+		firstOK, secondOK, dv0 bool
+		firstW                 int
+		validEnd               uint64
+		lastStart              uint64
+		validN                 int
+		broke                  bool
 	)
 	q := p
 	for n < maxMarkerChain {
@@ -659,8 +712,11 @@ func (d *direction) midstreamChain(p uint64, final bool) int {
 			dv0 = true // RDMAC: markers and CRC are always on
 		}
 		n++
-		if n == 1 {
-			firstOK = crcOK
+		switch n {
+		case 1:
+			firstOK, firstW = crcOK, w
+		case 2:
+			secondOK = crcOK
 		}
 		lastStart = q
 		q += uint64(w)
@@ -670,8 +726,12 @@ func (d *direction) midstreamChain(p uint64, final bool) int {
 		}
 	}
 	crcOn := knownOn || !knownOff && (valid > 0 || dv0)
+	badFirst := false
 	if crcOn && !firstOK {
-		return chainReject
+		if !secondOK || !d.badCRCFirst(p, firstW) {
+			return chainReject
+		}
+		badFirst = true
 	}
 	confEnd, confN := q, n
 	if crcOn {
@@ -680,7 +740,11 @@ func (d *direction) midstreamChain(p uint64, final bool) int {
 	decided := crcOn || confN >= chainLen
 	if confEnd-p >= markers.Interval && decided && !forcedMk {
 		d.setCRC(crcOn)
-		d.lockPlain(p, d.chainEvidence(crcOn, confN))
+		ev := d.chainEvidence(crcOn, confN)
+		if badFirst {
+			ev = badFirstEvidence
+		}
+		d.lockPlain(p, ev)
 		return chainLocked
 	}
 	// The run stops short of a marker interval: at a header that does not
@@ -729,10 +793,54 @@ func (d *direction) midstreamChain(p uint64, final bool) int {
 	// break is then reported as framing finds it.
 	if decided || final && confEnd == dataEnd && confN >= 2 {
 		d.setCRC(crcOn)
-		d.lockPlain(p, d.chainEvidence(crcOn, confN))
+		ev := d.chainEvidence(crcOn, confN)
+		if badFirst {
+			ev = badFirstEvidence
+		}
+		d.lockPlain(p, ev)
 		return chainLocked
 	}
 	return chainReject
+}
+
+// badFirstEvidence is the evidence of a lock on an FPDU whose CRC fails,
+// confirmed by the one after it (badCRCFirst).
+const badFirstEvidence = "the CRC32c of the FPDU after it, which its length field reaches, validates (its own does not: reported as a CRC error)"
+
+// badCRCFirst reports whether a plausible FPDU of wire octets at stream
+// offset p whose CRC32c fails, followed by one whose CRC32c validates, is
+// taken as an FPDU with a CRC error rather than scanned past. p must be
+// where a captured segment starts, as a sender that aligns its FPDUs to
+// segments starts them (RFC 5044 §5.2; siw does): its length field
+// reaching exactly an FPDU that validates is then the evidence (random
+// octets at a segment start do that about once in 10^6: a 16-bit length,
+// the DDP and RDMAP header checks). And its CRC32c must not validate with
+// a leading marker before it (FPDUPTR 0, four zero octets, RFC 5044 §5.1,
+// which the CRC covers, §4.1): that is an FPDU whose first octets, its
+// marker, were not captured, not a CRC error. Without this, a direction
+// whose first captured FPDU (mid-stream, or after lost octets) had a bad
+// CRC, as a capture taken because of CRC errors may start, lost the
+// error: the FPDU was skipped and the summary said 0 CRC errors.
+func (d *direction) badCRCFirst(p uint64, wire int) bool {
+	b := d.buf()
+	if p < d.bufOff || wire < mpa.MinFPDULen || p-d.bufOff+uint64(wire) > uint64(len(b)) {
+		return false
+	}
+	w := b[p-d.bufOff:][:wire]
+	n := wire - mpa.CRCLen
+	var lead [markers.Size]byte
+	if mpa.UpdateCRC32C(mpa.CRC32C(lead[:]), w[:n]) == binary.LittleEndian.Uint32(w[n:]) {
+		return false
+	}
+	for i := range d.prov {
+		if d.prov[i].off == p {
+			return true
+		}
+		if d.prov[i].off > p {
+			break
+		}
+	}
+	return false
 }
 
 // setCRC records CRC use when nothing decided it before.
