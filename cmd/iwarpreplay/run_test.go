@@ -27,6 +27,56 @@ func runCmd(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
+// readyWriter is the standard error of a --listen run: ready is closed
+// once it says it listens.
+type readyWriter struct {
+	mu    sync.Mutex
+	b     bytes.Buffer
+	ready chan struct{}
+	once  sync.Once
+}
+
+func (w *readyWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.b.Write(p)
+	if strings.Contains(w.b.String(), "iwarpreplay: listening on ") {
+		w.once.Do(func() { close(w.ready) })
+	}
+	return n, err
+}
+
+func (w *readyWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// startListen runs iwarpreplay with args (a --listen run) in the
+// background and returns once it listens; wait returns its exit status
+// and standard output when it ends. (Trying --connect until it was not
+// refused raced with the listener: a --connect whose first connections
+// were refused and the others accepted left the listener holding those,
+// and the next try's were reset, one run in about 20.)
+func startListen(t *testing.T, args ...string) (wait func() (int, string)) {
+	t.Helper()
+	var out bytes.Buffer
+	errw := &readyWriter{ready: make(chan struct{})}
+	done := make(chan int, 1)
+	go func() { done <- run(context.Background(), args, &out, errw) }()
+	select {
+	case <-errw.ready:
+	case code := <-done:
+		t.Fatalf("--listen exited %d before listening:\n%s%s", code, out.String(), errw)
+	case <-time.After(30 * time.Second):
+		t.Fatal("--listen not listening after 30 s")
+	}
+	return func() (int, string) {
+		code := <-done
+		return code, out.String()
+	}
+}
+
 func TestUsage(t *testing.T) {
 	tests := []struct {
 		args []string
@@ -106,24 +156,9 @@ func TestConnectListen(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	var wg sync.WaitGroup
-	var lcode int
-	var lout string
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		lcode, lout, _ = runCmd(t, "-r", siw, "--listen", addr, "-q", "--idle", "300ms")
-	}()
-	var code int
-	var out, errs string
-	for range 200 { // until the listener is up (it decodes the capture first)
-		code, out, errs = runCmd(t, "-r", siw, "--connect", addr, "-q", "--idle", "300ms")
-		if !strings.Contains(out+errs, "connection refused") {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	wg.Wait()
+	wait := startListen(t, "-r", siw, "--listen", addr, "-q", "--idle", "300ms")
+	code, out, errs := runCmd(t, "-r", siw, "--connect", addr, "-q", "--idle", "300ms")
+	lcode, lout := wait()
 	if code != 0 || lcode != 0 {
 		t.Fatalf("connect exit %d:\n%s%s\nlisten exit %d:\n%s", code, out, errs, lcode, lout)
 	}
@@ -278,24 +313,9 @@ func TestConcurrent(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	var wg sync.WaitGroup
-	var lcode int
-	var lout string
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		lcode, lout, _ = runCmd(t, "-r", file, "--listen", addr, "-q", "--idle", "300ms", "--timeout", "2s")
-	}()
-	var code int
-	var out, errs string
-	for range 200 { // until the listener is up
-		code, out, errs = runCmd(t, "-r", file, "--connect", addr, "--idle", "300ms")
-		if !strings.Contains(out+errs, "connection refused") {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	wg.Wait()
+	wait := startListen(t, "-r", file, "--listen", addr, "-q", "--idle", "300ms", "--timeout", "2s")
+	code, out, errs := runCmd(t, "-r", file, "--connect", addr, "--idle", "300ms")
+	lcode, lout := wait()
 	if code != 0 || lcode != 0 {
 		t.Fatalf("connect exit %d:\n%s%s\nlisten exit %d:\n%s", code, out, errs, lcode, lout)
 	}
