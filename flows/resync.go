@@ -432,11 +432,11 @@ func (d *direction) resyncMarkers(final bool) bool {
 			}
 			if ok && d.crc && !crcOK && d.badCRCFirst(start, w) {
 				// Its CRC fails: taken when the next FPDU validates.
-				ok2, _, crc2, need2 := d.candidateAt(start+uint64(w), true, d.grid, true)
+				valid, need2 := d.nextValidates(start, w, true, d.grid)
 				if need2 && !final {
 					return d.bufOff != start0
 				}
-				crcOK = ok2 && crc2
+				crcOK = valid
 			}
 			if ok && (!d.crc || crcOK) {
 				start = d.backfill(start, d.grid)
@@ -473,8 +473,8 @@ func (d *direction) resyncGridChain() bool {
 		evidence := d.chainEvidence(d.crc, chainLen)
 		if ok && d.crc && !crcOK && d.badCRCFirst(p, w) {
 			// Its CRC fails: taken when the next FPDU validates.
-			ok2, _, crc2, _ := d.candidateAt(p+uint64(w), true, d.grid, true)
-			crcOK, evidence = ok2 && crc2, badFirstEvidence
+			valid, _ := d.nextValidates(p, w, true, d.grid)
+			crcOK, evidence = valid, badFirstEvidence
 		}
 		if !ok || d.crc && !crcOK {
 			continue
@@ -569,12 +569,12 @@ func (d *direction) resyncChain(final bool) bool {
 			if d.crcKnown && d.crc {
 				// CRC is in use and this FPDU's fails: it is taken
 				// when it starts a segment and the next validates.
-				ok2, _, crc2, need2 := d.candidateAt(p+uint64(wire), false, markers.Grid{}, true)
+				valid, need2 := d.nextValidates(p, wire, false, markers.Grid{})
 				if need2 && !final && d.badCRCFirst(p, wire) {
 					d.dropScanned(p)
 					return d.bufOff != start0
 				}
-				if !ok2 || !crc2 || !d.badCRCFirst(p, wire) {
+				if !valid || !d.badCRCFirst(p, wire) {
 					continue
 				}
 				d.lockPlain(p, badFirstEvidence)
@@ -806,6 +806,14 @@ func (d *direction) midstreamChain(p uint64, final bool) int {
 // badFirstEvidence is the evidence of a lock on an FPDU whose CRC fails,
 // confirmed by the one after it (badCRCFirst).
 const badFirstEvidence = "the CRC32c of the FPDU after it, which its length field reaches, validates (its own does not: reported as a CRC error)"
+
+// nextValidates reports whether the FPDU right after the one of wire
+// octets at stream offset p (framed with markers on g when mk) is whole
+// and its CRC32c validates; need: the buffer does not hold it all yet.
+func (d *direction) nextValidates(p uint64, wire int, mk bool, g markers.Grid) (valid, need bool) {
+	ok, _, crcOK, need := d.candidateAt(p+uint64(wire), mk, g, true)
+	return ok && crcOK, need
+}
 
 // badCRCFirst reports whether a plausible FPDU of wire octets at stream
 // offset p whose CRC32c fails, followed by one whose CRC32c validates, is
